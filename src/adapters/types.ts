@@ -1,0 +1,38 @@
+import type { CompiledBackend, CompiledTool } from '../tools/types.js';
+
+/** The result shape every call returns to its client (MCP's CallToolResult, trimmed). */
+export interface ContentBlock {
+  readonly type: string;
+  readonly [key: string]: unknown;
+}
+export interface ToolResult {
+  content: ContentBlock[];
+  structuredContent?: Record<string, unknown>;
+  isError: boolean;
+}
+
+/** What an upstream gave back, before normalization (pick, text, size cap). */
+export type UpstreamPayload =
+  | { readonly kind: 'json'; readonly data: unknown }
+  | { readonly kind: 'text'; readonly text: string; readonly contentType?: string }
+  | { readonly kind: 'result'; readonly result: ToolResult };
+
+export interface AdapterRequest {
+  readonly tool: CompiledTool;
+  readonly backend: CompiledBackend;
+  readonly args: Readonly<Record<string, unknown>>;
+  /** Aborted when the call's deadline passes or the caller goes away: the adapter must stop the upstream work. */
+  readonly signal: AbortSignal;
+  /** Epoch ms by which the whole call must end. */
+  readonly deadline: number;
+  readonly requestId: string;
+}
+
+/**
+ * One kind of backend (http, mcp, builtin). An adapter throws GatewayError with `upstream`
+ * set for upstream failures, and must honour `signal` so a timeout really ends the work.
+ */
+export interface ToolAdapter {
+  call(req: AdapterRequest): Promise<UpstreamPayload>;
+  close?(): Promise<void>;
+}

@@ -1,0 +1,77 @@
+import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
+import { Gateway, type GatewayOptions } from './gateway.js';
+import { registerErrorHandling } from './plugins/errors.js';
+import { requireCaller } from './plugins/auth.js';
+import { ErrorBody, ToolResult } from './routes/schemas.js';
+import { toolRoutes } from './routes/tools.js';
+import { healthRoutes } from './routes/health.js';
+import { adminRoutes } from './routes/admin.js';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    gw: Gateway;
+  }
+}
+
+export interface AppOptions extends GatewayOptions {
+  logger?: FastifyServerOptions['loggerInstance'] | false;
+}
+
+const REQUEST_ID = /^[A-Za-z0-9._:@-]{1,128}$/;
+
+/** A caller's x-request-id is kept when it is short and plain; otherwise a fresh one is made. */
+function requestId(req: IncomingMessage): string {
+  const given = req.headers['x-request-id'];
+  return typeof given === 'string' && REQUEST_ID.test(given) ? given : randomUUID();
+}
+
+/** Builds the whole gateway as a Fastify instance (not listening): tests inject() it, server.ts listens. */
+export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
+  const { config } = opts.loaded;
+  const app = Fastify({
+    ...(opts.logger ? { loggerInstance: opts.logger } : { logger: false }),
+    bodyLimit: config.server.bodyLimitBytes,
+    genReqId: requestId,
+    logController: new LogController({ requestIdLogLabel: 'requestId', disableRequestLogging: true }),
+    ajv: { customOptions: { removeAdditional: false, allErrors: true } },
+  });
+  const gw = new Gateway(opts);
+  app.decorate('gw', gw);
+  app.addHook('onRequest', async (req, reply) => {
+    reply.header('x-request-id', req.id);
+  });
+  app.addHook('onResponse', async (req, reply) => {
+    const caller = (req as { caller?: { id: string } }).caller?.id;
+    req.log.info({ method: req.method, url: req.url, status: reply.statusCode, ms: Math.round(reply.elapsedTime), caller }, 'request');
+  });
+  app.addHook('onClose', async () => gw.close());
+  registerErrorHandling(app);
+  app.addSchema(ErrorBody);
+  app.addSchema(ToolResult);
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: { title: 'toolgate', version: '0.1.0', description: 'HTTP tool gateway for LLM agents' },
+      components: { securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } },
+      security: [{ bearer: [] }],
+    },
+    refResolver: { buildLocalReference: (json, _base, _frag, i) => (typeof json['$id'] === 'string' ? json['$id'] : `def-${i}`) },
+  });
+  await app.register(swaggerUi, { routePrefix: '/docs' });
+  app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+
+  await app.register(healthRoutes, { gw });
+  await app.register(async (api) => {
+    requireCaller(api, gw.keys);
+    await api.register(toolRoutes, { gw });
+    await api.register(adminRoutes, { gw });
+  });
+
+  await gw.reload();
+  return app;
+}

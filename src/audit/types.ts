@@ -1,0 +1,33 @@
+/** One audit record (SPEC §4): one JSON line in the file sink, one entry in the Redis stream. */
+export interface AuditRecord {
+  id: string;
+  ts: string;
+  event?: 'call' | 'reload' | 'confirmation';
+  requestId?: string;
+  callId?: string;
+  sessionId?: string | undefined;
+  caller?: string;
+  tool?: string;
+  backend?: string | undefined;
+  attempts?: number;
+  args?: unknown;
+  argsDigest?: string;
+  outcome?: 'ok' | 'error' | 'pending_confirmation' | 'approved' | 'rejected' | 'expired' | 'fallback';
+  errorCode?: string | undefined;
+  durationMs?: number;
+  responseHash?: string | undefined;
+  confirmationId?: string;
+  approver?: string;
+  policy?: Record<string, unknown>;
+  [key: string]: unknown;
+}
+
+/**
+ * Where audit records go. `write` never throws and never loses a record once it returned:
+ * a sink buffers, and `flush`/`close` wait until everything written so far is durable.
+ */
+export interface AuditSink {
+  write(record: AuditRecord): void;
+  flush(): Promise<void>;
+  close(): Promise<void>;
+}

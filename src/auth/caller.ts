@@ -1,0 +1,26 @@
+import type { Role } from '../config/schema.js';
+import type { CompiledTool } from '../tools/types.js';
+
+/** Who is calling: resolved once per request from its API key. */
+export interface Caller {
+  readonly id: string;
+  readonly roles: ReadonlySet<Role>;
+  /** Tool-name globs of the key, compiled once. */
+  readonly toolPatterns: readonly RegExp[];
+}
+
+export function globToRegExp(glob: string): RegExp {
+  const body = glob.split('*').map((s) => s.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('.*');
+  return new RegExp(`^${body}$`);
+}
+
+/** The tool is visible to the caller: a key glob matches its name and, if it names roles, the caller has one. */
+export function canSee(caller: Caller, tool: CompiledTool): boolean {
+  if (!caller.toolPatterns.some((re) => re.test(tool.name))) return false;
+  const roles = tool.visibility.roles;
+  return roles === undefined || roles.some((r) => caller.roles.has(r));
+}
+
+export function hasRole(caller: Caller, role: Role): boolean {
+  return caller.roles.has(role);
+}

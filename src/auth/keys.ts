@@ -1,0 +1,32 @@
+import { sha256Hex } from '../util/hash.js';
+import type { Config } from '../config/schema.js';
+import { globToRegExp, type Caller } from './caller.js';
+
+const ALL_ROLES = new Set(['agent', 'approver', 'admin'] as const);
+
+/**
+ * The key table: bearer key → caller. Keys are held only as sha256 digests and looked up by
+ * digest, so the comparison leaks nothing about a key through timing.
+ */
+export class KeyTable {
+  private readonly byDigest = new Map<string, Caller>();
+  /** With no key configured (loopback only) or `auth.mode: none`, everyone is this caller. */
+  readonly open: Caller | undefined;
+
+  constructor(auth: Config['auth']) {
+    for (const k of auth.keys) {
+      const digest = (k.key ? sha256Hex(k.key) : (k.sha256 as string)).toLowerCase();
+      this.byDigest.set(digest, { id: k.id, roles: new Set(k.roles), toolPatterns: k.tools.map(globToRegExp) });
+    }
+    const isOpen = auth.mode === 'none' || auth.keys.length === 0;
+    this.open = isOpen ? { id: auth.mode === 'none' ? 'anonymous' : 'local', roles: ALL_ROLES, toolPatterns: [/^/] } : undefined;
+  }
+
+  /** The caller for an Authorization header value, or undefined when it names no known key. */
+  resolve(authorization: string | undefined): Caller | undefined {
+    if (this.open) return this.open;
+    if (!authorization) return undefined;
+    const m = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
+    return m ? this.byDigest.get(sha256Hex(m[1] as string)) : undefined;
+  }
+}

@@ -1,0 +1,96 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { ConfigSchema, type Config } from './schema.js';
+import { createAjv, ajvProblems } from '../util/ajv.js';
+import { expandEnv, type Env } from '../util/env.js';
+import { parseSource, SourceError, type FileProblem } from '../util/source.js';
+import { deepFreeze } from '../util/freeze.js';
+
+export const DEFAULT_CONFIG_FILE = 'config/gateway.yaml';
+
+export interface LoadedConfig {
+  readonly config: Config;
+  /** Every non-empty value that came from `${env:...}`: redacted wherever it would be written. */
+  readonly secrets: ReadonlySet<string>;
+  readonly file: string | undefined;
+  readonly warnings: readonly string[];
+}
+
+export class ConfigError extends SourceError {}
+
+const validate = createAjv({ useDefaults: true }).compile<Config>(ConfigSchema);
+
+/**
+ * Loads, expands and validates the config file. `env` is the process environment (read only in
+ * server.ts). A missing default file means the embedded defaults; a missing explicit file is an error.
+ */
+export function loadConfig(opts: { file?: string; env: Env }): LoadedConfig {
+  const explicit = opts.file ?? opts.env['TOOLGATE_CONFIG'];
+  const file = explicit ?? DEFAULT_CONFIG_FILE;
+  let raw: unknown = {};
+  let lineOf: (p: string) => number | undefined = () => undefined;
+  let usedFile: string | undefined;
+  if (existsSync(file)) {
+    const parsed = parseSource(readFileSync(file, 'utf8'), file);
+    raw = parsed.value ?? {};
+    lineOf = parsed.lineOf;
+    usedFile = file;
+  } else if (explicit !== undefined) {
+    throw new ConfigError([{ file, path: '', message: 'config file not found' }]);
+  }
+  const secrets = new Set<string>();
+  const expanded = expandEnv(raw, opts.env, secrets);
+  const withEnv = applyEnvOverrides(expanded, opts.env);
+  if (!validate(withEnv)) {
+    throw new ConfigError(ajvProblems(validate.errors, usedFile ?? '(embedded defaults)', lineOf));
+  }
+  const config = withEnv;
+  const warnings: string[] = [];
+  config.auth.keys = config.auth.keys.filter((k) => {
+    if ((k.key ?? '') !== '' || k.sha256) return true;
+    warnings.push(`auth key '${k.id}' has no key (its environment variable is unset): skipped`);
+    return false;
+  });
+  if (config.state.redis === '') delete config.state.redis;
+  const problems = semanticProblems(config, usedFile ?? '(embedded defaults)');
+  if (problems.length > 0) throw new ConfigError(problems);
+  if (config.auth.mode === 'keys' && config.auth.keys.length === 0) {
+    warnings.push('no API key is configured: serving on loopback only, every local caller acts with all roles');
+  }
+  return { config: deepFreeze(config), secrets, file: usedFile, warnings };
+}
+
+function applyEnvOverrides(value: unknown, env: Env): unknown {
+  const cfg = (value !== null && typeof value === 'object' && !Array.isArray(value) ? { ...value } : {}) as Record<string, unknown>;
+  const section = (name: string): Record<string, unknown> => {
+    const cur = cfg[name];
+    const copy = cur !== null && typeof cur === 'object' && !Array.isArray(cur) ? { ...(cur as object) } : {};
+    cfg[name] = copy;
+    return copy as Record<string, unknown>;
+  };
+  if (env['PORT']) section('server')['port'] = /^\d+$/.test(env['PORT']) ? Number(env['PORT']) : env['PORT'];
+  if (env['HOST']) section('server')['host'] = env['HOST'];
+  if (env['REDIS_URL']) section('state')['redis'] = env['REDIS_URL'];
+  if (env['TOOLGATE_TOOLS_DIR']) section('tools')['dir'] = env['TOOLGATE_TOOLS_DIR'];
+  return cfg;
+}
+
+export function isLoopback(host: string): boolean {
+  return host === 'localhost' || host === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
+}
+
+function semanticProblems(config: Config, file: string): FileProblem[] {
+  const problems: FileProblem[] = [];
+  const ids = new Set<string>();
+  config.auth.keys.forEach((k, i) => {
+    if (ids.has(k.id)) problems.push({ file, path: `/auth/keys/${i}/id`, message: `duplicate key id '${k.id}'` });
+    ids.add(k.id);
+  });
+  if (config.auth.mode === 'keys' && config.auth.keys.length === 0 && !isLoopback(config.server.host)) {
+    problems.push({
+      file,
+      path: '/server/host',
+      message: `refusing to bind ${config.server.host} with no API key configured; configure auth.keys or say auth: { mode: none } outright`,
+    });
+  }
+  return problems;
+}

@@ -1,0 +1,96 @@
+import { Type, type Static } from '@sinclair/typebox';
+
+/** The gateway config file (SPEC §1). Defaults live here and nowhere else. */
+
+const Role = Type.Union([Type.Literal('agent'), Type.Literal('approver'), Type.Literal('admin')]);
+
+const ApiKey = Type.Object(
+  {
+    id: Type.String({ minLength: 1, pattern: '^[A-Za-z0-9_.:-]+$', description: 'caller id written to audit records' }),
+    key: Type.Optional(Type.String({ description: 'the key itself, usually "${env:NAME}"; empty means not configured' })),
+    sha256: Type.Optional(Type.String({ pattern: '^[0-9a-fA-F]{64}$', description: 'hex sha256 of the key' })),
+    roles: Type.Array(Role, { default: ['agent'] }),
+    tools: Type.Array(Type.String({ minLength: 1 }), { default: ['*'], description: 'glob patterns of tool names this key may see' }),
+  },
+  { additionalProperties: false },
+);
+
+export const ConfigSchema = Type.Object(
+  {
+    server: Type.Object(
+      {
+        host: Type.String({ default: '127.0.0.1' }),
+        port: Type.Integer({ minimum: 0, maximum: 65535, default: 8080 }),
+        bodyLimitBytes: Type.Integer({ minimum: 1024, default: 1048576 }),
+        drainTimeoutMs: Type.Integer({ minimum: 0, default: 10000 }),
+      },
+      { additionalProperties: false, default: {} },
+    ),
+    auth: Type.Object(
+      {
+        mode: Type.Union([Type.Literal('keys'), Type.Literal('none')], { default: 'keys' }),
+        keys: Type.Array(ApiKey, { default: [] }),
+      },
+      { additionalProperties: false, default: {} },
+    ),
+    state: Type.Object(
+      { redis: Type.Optional(Type.String()) },
+      { additionalProperties: false, default: {} },
+    ),
+    audit: Type.Object(
+      {
+        file: Type.Optional(Type.String()),
+        redisStream: Type.Optional(Type.String()),
+      },
+      { additionalProperties: false, default: { file: 'data/audit.jsonl' } },
+    ),
+    confirmations: Type.Object(
+      {
+        ttlSeconds: Type.Integer({ minimum: 1, default: 900 }),
+        fourEyes: Type.Boolean({ default: true }),
+      },
+      { additionalProperties: false, default: {} },
+    ),
+    defaults: Type.Object(
+      {
+        timeoutMs: Type.Object(
+          {
+            builtin: Type.Integer({ minimum: 1, default: 5000 }),
+            http: Type.Integer({ minimum: 1, default: 30000 }),
+            mcp: Type.Integer({ minimum: 1, default: 30000 }),
+          },
+          { additionalProperties: false, default: {} },
+        ),
+        http: Type.Object(
+          { maxResponseBytes: Type.Integer({ minimum: 1, default: 10485760 }) },
+          { additionalProperties: false, default: {} },
+        ),
+      },
+      { additionalProperties: false, default: {} },
+    ),
+    limits: Type.Object(
+      {
+        loopRepeats: Type.Integer({ minimum: 1, default: 3 }),
+        loopWindowSeconds: Type.Integer({ minimum: 1, default: 120 }),
+      },
+      { additionalProperties: false, default: {} },
+    ),
+    metrics: Type.Object(
+      { requireKey: Type.Boolean({ default: false }) },
+      { additionalProperties: false, default: {} },
+    ),
+    mcp: Type.Object(
+      { allowedOrigins: Type.Array(Type.String(), { default: [] }) },
+      { additionalProperties: false, default: {} },
+    ),
+    tools: Type.Object(
+      { dir: Type.String({ default: 'tools.d' }) },
+      { additionalProperties: false, default: {} },
+    ),
+  },
+  { additionalProperties: false },
+);
+
+export type Config = Static<typeof ConfigSchema>;
+export type ApiKeyConfig = Static<typeof ApiKey>;
+export type Role = Static<typeof Role>;

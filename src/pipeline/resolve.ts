@@ -1,0 +1,34 @@
+import { GatewayError } from '../errors.js';
+import { canSee, type Caller } from '../auth/caller.js';
+import { closeNames } from '../tools/names.js';
+import type { Registry } from '../tools/registry.js';
+import type { CompiledTool } from '../tools/types.js';
+
+/** Stage: the tool the caller named, visible to it and (unless looking only) not deprecated. */
+export function resolveTool(registry: Registry, name: string, caller: Caller, opts: { lookOnly?: boolean } = {}): CompiledTool {
+  const tool = registry.get(name);
+  if (!tool) {
+    const visible = registry.tools.filter((t) => canSee(caller, t)).map((t) => t.name);
+    const close = closeNames(name, visible);
+    const hint = close.length > 0 ? ` Did you mean ${close.map((n) => `'${n}'`).join(' or ')}?` : '';
+    throw new GatewayError('TOOL_NOT_FOUND', `no tool named '${name}'`, {
+      modelMessage: `There is no tool named '${name}'.${hint || ' Use one of the tools you were given.'}`,
+      details: close.map((n) => ({ message: 'close name', suggestion: n })),
+    });
+  }
+  if (!canSee(caller, tool)) {
+    throw new GatewayError('FORBIDDEN', `tool '${tool.name}' is not available to caller '${caller.id}'`, {
+      modelMessage: `The tool '${tool.name}' is not available to you. Choose another tool.`,
+    });
+  }
+  if (tool.deprecated && !opts.lookOnly) {
+    const repl = tool.deprecated.replacement;
+    throw new GatewayError('FORBIDDEN', `tool '${tool.name}' is deprecated${repl ? `; use '${repl}'` : ''}`, {
+      modelMessage:
+        tool.deprecated.message ??
+        (repl ? `The tool '${tool.name}' is retired. Call '${repl}' instead.` : `The tool '${tool.name}' is retired. Choose another tool.`),
+      details: repl ? [{ message: 'replacement', replacement: repl }] : [],
+    });
+  }
+  return tool;
+}

@@ -1,0 +1,26 @@
+import { GatewayError, type ErrorDetail } from '../errors.js';
+import { describeAjvError } from '../util/ajv.js';
+import type { CompiledTool } from '../tools/types.js';
+
+/** Stage: the arguments match the tool's inputSchema (validator compiled at load time). */
+export function validateArguments(tool: CompiledTool, args: unknown): Record<string, unknown> {
+  if (args === null || typeof args !== 'object' || Array.isArray(args)) {
+    throw invalid(tool, [{ path: '/', message: 'arguments must be a JSON object' }]);
+  }
+  if (!tool.validateArgs(args)) {
+    const details = (tool.validateArgs.errors ?? []).map((e) => {
+      const d = describeAjvError(e);
+      return { path: d.path || '/', message: d.message };
+    });
+    throw invalid(tool, details);
+  }
+  return args as Record<string, unknown>;
+}
+
+function invalid(tool: CompiledTool, details: ErrorDetail[]): GatewayError {
+  const list = details.slice(0, 5).map((d) => `${d.path} ${d.message}`).join('; ');
+  return new GatewayError('INVALID_ARGUMENTS', `arguments for '${tool.name}' do not match its input schema`, {
+    modelMessage: `The arguments for '${tool.name}' are invalid: ${list}. Fix them and call again.`,
+    details,
+  });
+}

@@ -1,0 +1,70 @@
+import { Type } from '@sinclair/typebox';
+import { ERROR_CATALOGUE } from '../errors.js';
+
+/** Request and response schemas of the HTTP API: they drive validation and the OpenAPI document. */
+
+const AnyObject = Type.Object({}, { additionalProperties: true });
+
+export const ErrorBody = Type.Object(
+  {
+    error: Type.Object({
+      code: Type.Union(Object.keys(ERROR_CATALOGUE).map((c) => Type.Literal(c))),
+      message: Type.String(),
+      modelMessage: Type.String({ description: 'one or two sentences for the model: what failed, what it may do next' }),
+      retryable: Type.Boolean(),
+      details: Type.Array(AnyObject),
+    }),
+  },
+  { $id: 'ErrorBody', description: 'Every error, whatever the route' },
+);
+
+export const errorResponses = (...statuses: number[]): Record<number, unknown> =>
+  Object.fromEntries(statuses.map((s) => [s, Type.Ref('ErrorBody')]));
+
+export const ToolResult = Type.Object(
+  {
+    content: Type.Array(Type.Object({ type: Type.String() }, { additionalProperties: true })),
+    structuredContent: Type.Optional(AnyObject),
+    isError: Type.Boolean(),
+  },
+  { $id: 'ToolResult' },
+);
+
+export const CallBody = Type.Object(
+  {
+    arguments: Type.Optional(Type.Object({}, { additionalProperties: true, description: "the tool's arguments" })),
+    sessionId: Type.Optional(Type.String({ minLength: 1, maxLength: 256 })),
+  },
+  { additionalProperties: false },
+);
+
+export const CallResponse = Type.Object({
+  callId: Type.String(),
+  tool: Type.String(),
+  status: Type.Literal('ok'),
+  backend: Type.String(),
+  attempts: Type.Integer(),
+  durationMs: Type.Number(),
+  responseHash: Type.String(),
+  fallback: Type.Union([Type.Null(), AnyObject]),
+  policy: AnyObject,
+  result: Type.Ref('ToolResult'),
+});
+
+export const ToolNameParams = Type.Object({ name: Type.String({ minLength: 1, maxLength: 256 }) });
+
+export const ToolListQuery = Type.Object({
+  format: Type.Optional(Type.Union(['toolgate', 'openai', 'anthropic', 'mcp'].map((f) => Type.Literal(f)))),
+});
+
+export const ReloadResult = Type.Object({
+  generation: Type.Integer(),
+  at: Type.String(),
+  tools: Type.Integer(),
+  added: Type.Array(Type.String()),
+  changed: Type.Array(Type.String()),
+  removed: Type.Array(Type.String()),
+  errors: Type.Array(
+    Type.Object({ file: Type.String(), line: Type.Optional(Type.Integer()), path: Type.String(), message: Type.String() }),
+  ),
+});

@@ -1,0 +1,80 @@
+import type { FastifyInstance } from 'fastify';
+import type { Static } from '@sinclair/typebox';
+import type { Gateway } from '../gateway.js';
+import { canSee } from '../auth/caller.js';
+import { formatTool, type ToolFormat } from '../tools/formats.js';
+import { resolveTool } from '../pipeline/resolve.js';
+import { CallBody, CallResponse, ToolListQuery, ToolNameParams, errorResponses } from './schemas.js';
+
+/** GET /v1/tools, GET /v1/tools/{name}, POST /v1/tools/{name}/call: thin handlers over the gateway. */
+export async function toolRoutes(app: FastifyInstance, opts: { gw: Gateway }): Promise<void> {
+  const { gw } = opts;
+
+  app.get<{ Querystring: Static<typeof ToolListQuery> }>(
+    '/v1/tools',
+    {
+      schema: {
+        summary: 'Tools visible to the caller, in toolgate form or a provider\'s native form',
+        tags: ['tools'],
+        querystring: ToolListQuery,
+        response: errorResponses(400, 401),
+      },
+    },
+    async (req) => {
+      const format = (req.query.format ?? 'toolgate') as ToolFormat;
+      const tools = gw.registry.tools.filter((t) => canSee(req.caller, t)).map((t) => formatTool(t, format));
+      return { format, generation: gw.registry.generation, tools };
+    },
+  );
+
+  app.get<{ Params: Static<typeof ToolNameParams> }>(
+    '/v1/tools/:name',
+    {
+      schema: {
+        summary: 'One tool, with its backends',
+        tags: ['tools'],
+        params: ToolNameParams,
+        response: errorResponses(401, 403, 404),
+      },
+    },
+    async (req) => {
+      const tool = resolveTool(gw.registry, req.params.name, req.caller, { lookOnly: true });
+      return {
+        ...formatTool(tool, 'toolgate'),
+        backends: tool.backends.map((b) => ({ id: b.id, kind: b.target.kind, weight: b.weight, priority: b.priority, state: 'closed' })),
+      };
+    },
+  );
+
+  app.post<{ Params: Static<typeof ToolNameParams>; Body: Static<typeof CallBody> }>(
+    '/v1/tools/:name/call',
+    {
+      schema: {
+        summary: 'Call a tool',
+        tags: ['calls'],
+        params: ToolNameParams,
+        body: CallBody,
+        response: { 200: CallResponse, ...errorResponses(400, 401, 403, 404, 409, 413, 422, 429, 502, 503, 504) },
+      },
+    },
+    async (req) => {
+      const ac = new AbortController();
+      const onClose = () => {
+        if (!req.raw.complete || req.raw.socket.destroyed) ac.abort();
+      };
+      req.raw.socket.once('close', onClose);
+      try {
+        return await gw.pipeline.call({
+          toolName: req.params.name,
+          args: req.body?.arguments ?? {},
+          sessionId: req.body?.sessionId,
+          caller: req.caller,
+          requestId: req.id,
+          signal: ac.signal,
+        });
+      } finally {
+        req.raw.socket.off('close', onClose);
+      }
+    },
+  );
+}

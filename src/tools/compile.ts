@@ -1,0 +1,169 @@
+import type { Ajv2020 } from 'ajv/dist/2020.js';
+import type { ValidateFunction } from 'ajv';
+import type { Config } from '../config/schema.js';
+import { sha256Hex } from '../util/hash.js';
+import { parseJsonTemplate, parseTemplate } from '../util/template.js';
+import type { FileProblem } from '../util/source.js';
+import { BUILTIN_NAMES } from '../adapters/builtin/index.js';
+import type { BackendFile, ToolFile } from './schema.js';
+import type { BackendTarget, CompiledBackend, CompiledTool } from './types.js';
+
+export interface CompileContext {
+  readonly file: string;
+  readonly fileHash: string;
+  readonly defaults: Config['defaults'];
+  /** Shared validator factory for tool schemas; compiled schemas are evicted from its cache at once. */
+  readonly ajv: Ajv2020;
+  readonly lineOf: (pointer: string) => number | undefined;
+}
+
+const DEFAULT_MAX_RESULT_BYTES = 65536;
+const DEFAULT_CONCURRENCY = 64;
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+
+/** Turns one validated tool file into a CompiledTool, or the problems that stop it. */
+export function compileTool(file: ToolFile, ctx: CompileContext): CompiledTool | FileProblem[] {
+  const problems: FileProblem[] = [];
+  const problem = (path: string, message: string) => {
+    const line = ctx.lineOf(path);
+    problems.push(line === undefined ? { file: ctx.file, path, message } : { file: ctx.file, line, path, message });
+  };
+
+  const inputSchema = file.inputSchema ?? { type: 'object' };
+  if (inputSchema['type'] !== 'object') problem('/inputSchema/type', "the arguments' schema must have type: object");
+  const validateArgs = compileSchema(ctx.ajv, inputSchema, '/inputSchema', problem);
+  const validateOutput = file.outputSchema ? compileSchema(ctx.ajv, file.outputSchema, '/outputSchema', problem) : undefined;
+
+  const readOnly = file.sideEffect === 'none' || file.sideEffect === 'read';
+  const idempotent = file.idempotent ?? readOnly;
+  const cacheTtl = file.cache?.ttlSeconds ?? 0;
+  if (cacheTtl > 0 && !(readOnly && idempotent)) problem('/cache/ttlSeconds', 'only read-only idempotent tools may be cached');
+  if (file.retry && file.retry.attempts > 1 && !idempotent) {
+    problem('/retry/attempts', 'a tool that is not idempotent is never retried; set idempotent: true or attempts: 1');
+  }
+
+  const ids = new Set<string>();
+  const backends: CompiledBackend[] = [];
+  file.backends.forEach((b, i) => {
+    if (ids.has(b.id)) problem(`/backends/${i}/id`, `duplicate backend id '${b.id}'`);
+    ids.add(b.id);
+    const target = compileTarget(b, `/backends/${i}`, ctx, problem);
+    if (target) {
+      backends.push({
+        id: b.id,
+        weight: b.weight ?? 1,
+        priority: b.priority ?? 0,
+        cost: b.cost ?? 0,
+        target,
+        hash: sha256Hex(JSON.stringify([b, file.breaker ?? null])),
+      });
+    }
+  });
+  if (problems.length > 0 || !validateArgs) return problems;
+
+  const kindTimeout = Math.max(...backends.map((b) => ctx.defaults.timeoutMs[b.target.kind]));
+  const failureThreshold = file.breaker?.failureThreshold ?? 5;
+  return {
+    name: file.name,
+    providerName: '',
+    title: file.title,
+    owner: file.owner,
+    description: file.description.trim(),
+    aliases: file.aliases ?? [],
+    tags: file.tags ?? [],
+    examples: file.examples ?? [],
+    inputSchema,
+    outputSchema: file.outputSchema,
+    sideEffect: file.sideEffect,
+    idempotent,
+    confirm: file.confirm ?? (file.sideEffect === 'destructive' || file.sideEffect === 'external'),
+    timeoutMs: file.timeoutMs ?? kindTimeout,
+    retry: { attempts: file.retry?.attempts ?? (idempotent ? Math.min(3, backends.length) : 1), backoffMs: file.retry?.backoffMs ?? 100 },
+    breaker: {
+      failureThreshold,
+      resetTimeoutMs: file.breaker?.resetTimeoutMs ?? 30000,
+      errorThresholdPercentage: file.breaker?.errorThresholdPercentage,
+      rollingCountTimeoutMs: file.breaker?.rollingCountTimeoutMs ?? 10000,
+      volumeThreshold: file.breaker?.volumeThreshold ?? failureThreshold,
+    },
+    concurrency: file.concurrency ?? DEFAULT_CONCURRENCY,
+    visibility: { roles: file.visibility?.roles, prefilter: file.visibility?.prefilter ?? true },
+    redact: file.redact ?? [],
+    result: {
+      pick: file.result?.pick,
+      maxBytes: file.result?.maxBytes ?? DEFAULT_MAX_RESULT_BYTES,
+      text: file.result?.text === undefined ? undefined : parseTemplate(file.result.text),
+    },
+    deprecated:
+      file.deprecated === undefined || file.deprecated === false
+        ? undefined
+        : file.deprecated === true
+          ? { replacement: undefined, message: undefined }
+          : { replacement: file.deprecated.replacement, message: file.deprecated.message },
+    async: file.async ?? false,
+    cacheTtlSeconds: cacheTtl,
+    fallback: file.fallback,
+    backends,
+    validateArgs,
+    validateOutput,
+    source: { file: ctx.file, hash: ctx.fileHash },
+  };
+}
+
+function compileSchema(
+  ajv: Ajv2020,
+  schema: Record<string, unknown>,
+  path: string,
+  problem: (path: string, message: string) => void,
+): ValidateFunction | undefined {
+  try {
+    const fn = ajv.compile(schema);
+    ajv.removeSchema(schema); // no cache growth across reloads; the function stays valid
+    return fn;
+  } catch (e) {
+    problem(path, `not a valid JSON Schema: ${(e as Error).message}`);
+    return undefined;
+  }
+}
+
+function compileTarget(
+  b: BackendFile,
+  path: string,
+  ctx: CompileContext,
+  problem: (path: string, message: string) => void,
+): BackendTarget | undefined {
+  const kinds = (['http', 'mcp', 'builtin'] as const).filter((k) => b[k] !== undefined);
+  if (kinds.length !== 1) {
+    problem(path, 'a backend needs exactly one of http, mcp or builtin');
+    return undefined;
+  }
+  if (b.builtin !== undefined) {
+    if (!BUILTIN_NAMES.includes(b.builtin)) {
+      problem(`${path}/builtin`, `unknown builtin '${b.builtin}' (known: ${BUILTIN_NAMES.join(', ')})`);
+      return undefined;
+    }
+    return { kind: 'builtin', name: b.builtin };
+  }
+  if (b.mcp !== undefined) return { kind: 'mcp', server: b.mcp.server, tool: b.mcp.tool };
+  const h = b.http!;
+  const url = parseTemplate(h.url);
+  const head = typeof url.parts[0] === 'string' ? url.parts[0] : '';
+  const fixedOrigin = url.names.length === 0 ? h.url : head;
+  if (!/^https?:\/\/[^/?#{}\s]+(\/|$)/.test(fixedOrigin) || (url.names.length > 0 && !/^https?:\/\/[^/?#{}\s]+[/?#]/.test(head))) {
+    problem(`${path}/http/url`, 'must be an absolute http(s) URL whose scheme and host are not templated');
+    return undefined;
+  }
+  const headers: [string, ReturnType<typeof parseTemplate>][] = [];
+  for (const [name, value] of Object.entries(h.headers ?? {})) {
+    if (!HEADER_NAME.test(name)) problem(`${path}/http/headers/${name}`, 'not a valid header name');
+    headers.push([name.toLowerCase(), parseTemplate(value)]);
+  }
+  return {
+    kind: 'http',
+    method: h.method ?? 'GET',
+    url,
+    headers,
+    body: h.body === undefined ? undefined : parseJsonTemplate(h.body),
+    maxResponseBytes: h.maxResponseBytes ?? ctx.defaults.http.maxResponseBytes,
+  };
+}

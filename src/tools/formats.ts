@@ -1,0 +1,74 @@
+import type { CompiledTool } from './types.js';
+
+/** A tool as each kind of client wants it listed. */
+export type ToolFormat = 'toolgate' | 'openai' | 'anthropic' | 'mcp';
+
+function deprecationNotice(t: CompiledTool): string {
+  if (!t.deprecated) return '';
+  const repl = t.deprecated.replacement ? ` Use ${t.deprecated.replacement} instead.` : '';
+  return ` [Deprecated: calls are refused.${repl}]`;
+}
+
+function described(t: CompiledTool): string {
+  return t.description + deprecationNotice(t);
+}
+
+export function toToolgate(t: CompiledTool) {
+  return {
+    name: t.name,
+    providerName: t.providerName,
+    ...(t.title !== undefined ? { title: t.title } : {}),
+    description: described(t),
+    tags: t.tags,
+    inputSchema: t.inputSchema,
+    ...(t.outputSchema ? { outputSchema: t.outputSchema } : {}),
+    sideEffect: t.sideEffect,
+    idempotent: t.idempotent,
+    confirm: t.confirm,
+    timeoutMs: t.timeoutMs,
+    deprecated: t.deprecated !== undefined,
+    ...(t.deprecated?.replacement ? { replacement: t.deprecated.replacement } : {}),
+  };
+}
+
+/** OpenAI Chat Completions `tools` entry; the name obeys ^[a-zA-Z0-9_-]{1,64}$. */
+export function toOpenAI(t: CompiledTool) {
+  return { type: 'function' as const, function: { name: t.providerName, description: described(t), parameters: t.inputSchema } };
+}
+
+/** Anthropic Messages `tools` entry; the name obeys ^[a-zA-Z0-9_-]{1,64}$. */
+export function toAnthropic(t: CompiledTool) {
+  return { name: t.providerName, description: described(t), input_schema: t.inputSchema };
+}
+
+/** MCP `tools/list` entry, with annotations derived from sideEffect and idempotent. */
+export function toMcp(t: CompiledTool) {
+  const readOnly = t.sideEffect === 'none' || t.sideEffect === 'read';
+  return {
+    name: t.name,
+    ...(t.title !== undefined ? { title: t.title } : {}),
+    description: described(t),
+    inputSchema: t.inputSchema,
+    ...(t.outputSchema ? { outputSchema: t.outputSchema } : {}),
+    annotations: {
+      ...(t.title !== undefined ? { title: t.title } : {}),
+      readOnlyHint: readOnly,
+      destructiveHint: t.sideEffect === 'destructive',
+      idempotentHint: t.idempotent,
+      openWorldHint: t.sideEffect === 'external',
+    },
+  };
+}
+
+export function formatTool(t: CompiledTool, format: ToolFormat) {
+  switch (format) {
+    case 'openai':
+      return toOpenAI(t);
+    case 'anthropic':
+      return toAnthropic(t);
+    case 'mcp':
+      return toMcp(t);
+    default:
+      return toToolgate(t);
+  }
+}

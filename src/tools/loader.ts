@@ -1,0 +1,113 @@
+import { readdir, readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import type { Ajv2020 } from 'ajv/dist/2020.js';
+import type { Config } from '../config/schema.js';
+import { ajvProblems, createAjv } from '../util/ajv.js';
+import { expandEnv, type Env } from '../util/env.js';
+import { sha256Hex } from '../util/hash.js';
+import { parseSource, SourceError, type FileProblem } from '../util/source.js';
+import { compileTool } from './compile.js';
+import { providerNameOf } from './names.js';
+import { Registry } from './registry.js';
+import { ToolFileSchema, type ToolFile } from './schema.js';
+import type { CompiledTool } from './types.js';
+
+export const TOOL_FILE = /^[^.~][^/]*\.(ya?ml|json)$/;
+
+export interface LoadContext {
+  readonly dir: string;
+  readonly env: Env;
+  /** Grows with every `${env:...}` value substituted into a tool file. */
+  readonly secrets: Set<string>;
+  readonly defaults: Config['defaults'];
+}
+
+type FileResult = { tools: CompiledTool[]; problems: FileProblem[] };
+
+const fileValidator = createAjv().compile<ToolFile>(ToolFileSchema);
+const schemaAjv: Ajv2020 = createAjv();
+
+/** Loads, validates and compiles one tools.d file. Problems never throw: they are returned. */
+export function loadToolText(file: string, text: string, ctx: LoadContext): FileResult {
+  let parsed;
+  try {
+    parsed = parseSource(text, file);
+  } catch (e) {
+    if (e instanceof SourceError) return { tools: [], problems: e.problems };
+    throw e;
+  }
+  const value = parsed.value;
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+    return { tools: [], problems: [{ file, line: 1, path: '', message: 'a tool file holds one object' }] };
+  }
+  if ('kind' in value || 'mcpServers' in value) {
+    return { tools: [], problems: [{ file, path: '', message: 'MCP server files are not supported by this build yet' }] };
+  }
+  const expanded = expandEnv(value, ctx.env, ctx.secrets);
+  if (!fileValidator(expanded)) return { tools: [], problems: ajvProblems(fileValidator.errors, file, parsed.lineOf) };
+  const compiled = compileTool(expanded, {
+    file,
+    fileHash: sha256Hex(text),
+    defaults: ctx.defaults,
+    ajv: schemaAjv,
+    lineOf: parsed.lineOf,
+  });
+  return Array.isArray(compiled) ? { tools: [], problems: compiled } : { tools: [compiled], problems: [] };
+}
+
+async function listToolFiles(dir: string): Promise<string[]> {
+  const entries = await readdir(dir, { withFileTypes: true });
+  return entries
+    .filter((e) => (e.isFile() || e.isSymbolicLink()) && TOOL_FILE.test(e.name))
+    .map((e) => e.name)
+    .sort();
+}
+
+/**
+ * Builds the next registry generation from the whole directory. A file that fails keeps the
+ * tools it had in `previous` (the last good version serves on); its problems are reported.
+ */
+export async function loadToolsDir(ctx: LoadContext, previous?: Registry): Promise<Registry> {
+  const problems: FileProblem[] = [];
+  let names: string[] = [];
+  try {
+    names = await listToolFiles(ctx.dir);
+  } catch (e) {
+    problems.push({ file: ctx.dir, path: '', message: `cannot read tools directory: ${(e as Error).message}` });
+  }
+  const results = await Promise.all(
+    names.map(async (name): Promise<FileResult> => {
+      const file = join(ctx.dir, name);
+      try {
+        return loadToolText(file, await readFile(file, 'utf8'), ctx);
+      } catch (e) {
+        return { tools: [], problems: [{ file, path: '', message: `cannot read file: ${(e as Error).message}` }] };
+      }
+    }),
+  );
+  const lastGood = new Map<string, CompiledTool[]>();
+  for (const t of previous?.tools ?? []) lastGood.set(t.source.file, [...(lastGood.get(t.source.file) ?? []), t]);
+
+  const chosen = new Map<string, CompiledTool>();
+  const byProvider = new Map<string, string>();
+  const previousOwner = (n: string) => previous?.get(n)?.source.file;
+  // Files that owned a name in the previous generation claim it first, so a new duplicate cannot steal it.
+  const ordered = results.map((r, i) => ({ r, file: join(ctx.dir, names[i] as string) }));
+  const candidates = ordered.flatMap(({ r, file }) => {
+    problems.push(...r.problems);
+    const tools = r.problems.length > 0 ? (lastGood.get(file) ?? []) : r.tools;
+    return tools.map((t) => ({ t, file }));
+  });
+  candidates.sort((a, b) => Number(previousOwner(b.t.name) === b.file) - Number(previousOwner(a.t.name) === a.file));
+  for (const { t, file } of candidates) {
+    const providerName = providerNameOf(t.name);
+    const clash = chosen.get(t.name)?.source.file ?? (byProvider.has(providerName) ? byProvider.get(providerName) : undefined);
+    if (clash !== undefined) {
+      problems.push({ file, path: '/name', message: `tool '${t.name}' clashes with the one defined in ${clash}` });
+      continue;
+    }
+    chosen.set(t.name, t.providerName === providerName ? t : { ...t, providerName });
+    byProvider.set(providerName, file);
+  }
+  return new Registry((previous?.generation ?? 0) + 1, new Date().toISOString(), [...chosen.values()], problems);
+}

@@ -1,0 +1,139 @@
+import { Type, type Static } from '@sinclair/typebox';
+
+/**
+ * Schemas of an MCP server file (SPEC §2, `kind: mcp-server`) and of the Claude-Desktop
+ * `{ mcpServers: {...} }` form, with the conversion from the latter to the former.
+ * Types come from the schemas via Static<>; defaults live in `default` annotations and in
+ * MCP_SERVER_DEFAULTS (the pool applies them).
+ */
+
+/** One name segment: the server's tools are imported as `<name>.<tool>`. */
+const SERVER_NAME_PATTERN = '^[a-z0-9_-]+$';
+
+const StringMap = Type.Record(Type.String(), Type.String(), { additionalProperties: false });
+
+export const McpPoolSettingsSchema = Type.Object(
+  {
+    maxInFlight: Type.Optional(Type.Integer({ minimum: 1, maximum: 10000, default: 32, description: 'concurrent calls on the session' })),
+    maxQueue: Type.Optional(Type.Integer({ minimum: 0, maximum: 100000, default: 64, description: 'calls waiting for a slot beyond maxInFlight; more fail at once with UNAVAILABLE' })),
+    pingIntervalMs: Type.Optional(Type.Integer({ minimum: 0, default: 15000, description: '0 turns the ping off' })),
+  },
+  { additionalProperties: false },
+);
+
+/** Fields every MCP server file has, whatever its transport. */
+const commonFields = {
+  kind: Type.Literal('mcp-server'),
+  name: Type.String({ pattern: SERVER_NAME_PATTERN, maxLength: 64, description: 'prefix of the imported tool names' }),
+  prestart: Type.Optional(Type.Boolean({ default: false, description: 'connect at boot (readiness waits), not at first call' })),
+  pool: Type.Optional(McpPoolSettingsSchema),
+  timeoutMs: Type.Optional(Type.Integer({ minimum: 1, description: 'default timeout of the imported tools; config defaults.timeoutMs.mcp if absent' })),
+  include: Type.Optional(Type.Array(Type.String({ minLength: 1 }), { description: 'globs of MCP tool names to import' })),
+  exclude: Type.Optional(Type.Array(Type.String({ minLength: 1 }), { description: 'globs of MCP tool names to leave out' })),
+  // Per-tool partial tool-file fields, keyed by the MCP tool name. Loose until the tool-file
+  // schema exists to reference.
+  overrides: Type.Optional(
+    Type.Record(Type.String(), Type.Object({}, { additionalProperties: true }), { additionalProperties: false }),
+  ),
+  trustChanges: Type.Optional(Type.Boolean({ default: false, description: 'accept changed tool definitions without an admin' })),
+};
+
+export const McpStdioServerSchema = Type.Object(
+  {
+    ...commonFields,
+    transport: Type.Literal('stdio'),
+    command: Type.String({ minLength: 1 }),
+    args: Type.Optional(Type.Array(Type.String())),
+    env: Type.Optional(StringMap),
+    cwd: Type.Optional(Type.String({ minLength: 1 })),
+  },
+  { additionalProperties: false },
+);
+
+export const McpHttpServerSchema = Type.Object(
+  {
+    ...commonFields,
+    transport: Type.Union([Type.Literal('streamable-http'), Type.Literal('sse')]),
+    url: Type.String({ pattern: '^https?://' }),
+    headers: Type.Optional(StringMap),
+  },
+  { additionalProperties: false },
+);
+
+/** An MCP server file: a union discriminated by `transport`. */
+export const McpServerFileSchema = Type.Union([McpStdioServerSchema, McpHttpServerSchema], {
+  $id: 'McpServerFile',
+  title: 'MCP server file',
+});
+
+export type McpStdioServer = Static<typeof McpStdioServerSchema>;
+export type McpHttpServer = Static<typeof McpHttpServerSchema>;
+export type McpServerFile = Static<typeof McpServerFileSchema>;
+export type McpPoolSettings = Static<typeof McpPoolSettingsSchema>;
+export type McpTransportKind = McpServerFile['transport'];
+
+/** Values taken when a file leaves a field out. */
+export const MCP_SERVER_DEFAULTS = {
+  prestart: false,
+  pool: { maxInFlight: 32, maxQueue: 64, pingIntervalMs: 15000 },
+} as const satisfies { prestart: boolean; pool: Required<McpPoolSettings> };
+
+// --- Claude-Desktop form -----------------------------------------------------------------
+
+const ClaudeStdioEntrySchema = Type.Object(
+  {
+    type: Type.Optional(Type.Literal('stdio')),
+    command: Type.String({ minLength: 1 }),
+    args: Type.Optional(Type.Array(Type.String())),
+    env: Type.Optional(StringMap),
+    cwd: Type.Optional(Type.String({ minLength: 1 })),
+  },
+  { additionalProperties: false },
+);
+
+const ClaudeUrlEntrySchema = Type.Object(
+  {
+    type: Type.Optional(Type.Union([Type.Literal('sse'), Type.Literal('http'), Type.Literal('streamable-http')])),
+    url: Type.String({ pattern: '^https?://' }),
+    headers: Type.Optional(StringMap),
+  },
+  { additionalProperties: false },
+);
+
+/** `{ "mcpServers": { name: { command, args, env } | { url } } }` as Claude Desktop writes it. */
+export const ClaudeDesktopFileSchema = Type.Object(
+  {
+    mcpServers: Type.Record(
+      Type.String({ pattern: SERVER_NAME_PATTERN }),
+      Type.Union([ClaudeStdioEntrySchema, ClaudeUrlEntrySchema]),
+      { additionalProperties: false },
+    ),
+  },
+  { additionalProperties: false, $id: 'ClaudeDesktopFile', title: 'Claude-Desktop mcpServers file' },
+);
+
+export type ClaudeDesktopFile = Static<typeof ClaudeDesktopFileSchema>;
+type ClaudeEntry = ClaudeDesktopFile['mcpServers'][string];
+
+/**
+ * Converts a validated Claude-Desktop file to MCP server files, in key order.
+ * A `{ url }` entry is Streamable HTTP unless `type: "sse"` says otherwise or, with no
+ * `type`, its path ends in `/sse` (the legacy endpoint's conventional name).
+ */
+export function fromClaudeDesktop(file: ClaudeDesktopFile): McpServerFile[] {
+  return Object.entries(file.mcpServers).map(([name, entry]) => toServerFile(name, entry));
+}
+
+function toServerFile(name: string, entry: ClaudeEntry): McpServerFile {
+  if ('command' in entry) {
+    const server: McpStdioServer = { kind: 'mcp-server', name, transport: 'stdio', command: entry.command };
+    if (entry.args) server.args = entry.args;
+    if (entry.env) server.env = entry.env;
+    if (entry.cwd) server.cwd = entry.cwd;
+    return server;
+  }
+  const sse = entry.type === 'sse' || (entry.type === undefined && new URL(entry.url).pathname.endsWith('/sse'));
+  const server: McpHttpServer = { kind: 'mcp-server', name, transport: sse ? 'sse' : 'streamable-http', url: entry.url };
+  if (entry.headers) server.headers = entry.headers;
+  return server;
+}

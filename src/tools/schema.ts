@@ -1,0 +1,104 @@
+import { Type, type Static, type TLiteral, type TUnion } from '@sinclair/typebox';
+
+/** The schema of one tools.d tool file (SPEC §2). Published as openapi/tool.schema.json. */
+
+export const TOOL_NAME_PATTERN = '^[a-z0-9_-]+(\\.[a-z0-9_-]+)*$';
+const ToolName = Type.String({ pattern: TOOL_NAME_PATTERN, minLength: 1, maxLength: 128 });
+const Obj = <T extends Parameters<typeof Type.Object>[0]>(props: T, description?: string) =>
+  Type.Object(props, { additionalProperties: false, ...(description ? { description } : {}) });
+const PositiveInt = (opts: { maximum?: number; description?: string } = {}) => Type.Integer({ minimum: 1, ...opts });
+/** A union of string literals with its precise static type. */
+export function Literals<const T extends string[]>(values: [...T], opts: { description?: string } = {}) {
+  return Type.Union(values.map((v) => Type.Literal(v)), opts) as unknown as TUnion<TLiteral<T[number]>[]>;
+}
+const JsonSchemaObject = (description: string) => Type.Record(Type.String(), Type.Unknown(), { description });
+
+export const SideEffect = Literals(['none', 'read', 'write', 'destructive', 'external'], {
+  description: 'what calling the tool does to the world',
+});
+
+const HttpBackend = Obj({
+  method: Type.Optional(Literals(['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD'])),
+  url: Type.String({ minLength: 1, description: '{{name}} inserts an argument, URL-encoded; scheme and host cannot be templated' }),
+  headers: Type.Optional(Type.Record(Type.String(), Type.String(), { description: 'templated; secrets only through ${env:NAME}' })),
+  body: Type.Optional(
+    Type.Union([Type.String(), Type.Object({}, { additionalProperties: true })], {
+      description: '"{{arguments}}" sends the arguments as JSON; an object is a JSON template',
+    }),
+  ),
+  maxResponseBytes: Type.Optional(PositiveInt()),
+});
+
+const Backend = Obj({
+  id: Type.String({ pattern: '^[A-Za-z0-9_.-]+$', minLength: 1, maxLength: 64 }),
+  weight: Type.Optional(Type.Number({ minimum: 0, description: 'share among healthy backends of the same priority' })),
+  priority: Type.Optional(Type.Integer({ minimum: 0, description: 'lower first' })),
+  cost: Type.Optional(Type.Number({ minimum: 0, description: 'relative cost of one call' })),
+  http: Type.Optional(HttpBackend),
+  mcp: Type.Optional(Obj({ server: Type.String({ minLength: 1 }), tool: Type.String({ minLength: 1 }) })),
+  builtin: Type.Optional(Type.String({ minLength: 1, description: 'an in-process tool: echo, delay' })),
+});
+
+const Fallback = Type.Union([
+  Obj({ tool: ToolName }),
+  Obj({ result: Type.Unknown() }),
+  Obj({ message: Type.String({ minLength: 1 }) }),
+]);
+
+export const ToolFileSchema = Obj(
+  {
+    $schema: Type.Optional(Type.String()),
+    name: ToolName,
+    title: Type.Optional(Type.String()),
+    owner: Type.Optional(Type.String()),
+    description: Type.String({ minLength: 1, description: 'when to use it, what it does, side effects; shown to models' }),
+    aliases: Type.Optional(Type.Array(Type.String({ minLength: 1 }))),
+    tags: Type.Optional(Type.Array(Type.String({ minLength: 1 }))),
+    examples: Type.Optional(Type.Array(Type.String({ minLength: 1 }), { description: 'example user requests; they feed the prefilter' })),
+    inputSchema: Type.Optional(JsonSchemaObject('JSON Schema (draft 2020-12) of the arguments; its type must be object')),
+    outputSchema: Type.Optional(JsonSchemaObject('JSON Schema the upstream response must match')),
+    sideEffect: SideEffect,
+    idempotent: Type.Optional(Type.Boolean()),
+    confirm: Type.Optional(Type.Boolean()),
+    timeoutMs: Type.Optional(PositiveInt({ maximum: 3_600_000, description: 'whole call, all attempts included' })),
+    retry: Type.Optional(Obj({ attempts: PositiveInt({ maximum: 10 }), backoffMs: Type.Optional(Type.Integer({ minimum: 0 })) })),
+    breaker: Type.Optional(
+      Obj({
+        failureThreshold: Type.Optional(PositiveInt()),
+        resetTimeoutMs: Type.Optional(PositiveInt()),
+        errorThresholdPercentage: Type.Optional(Type.Number({ minimum: 1, maximum: 100 })),
+        rollingCountTimeoutMs: Type.Optional(PositiveInt()),
+        volumeThreshold: Type.Optional(Type.Integer({ minimum: 0 })),
+      }),
+    ),
+    concurrency: Type.Optional(PositiveInt({ description: 'calls in flight at once; overflow answers UNAVAILABLE' })),
+    visibility: Type.Optional(
+      Obj({
+        roles: Type.Optional(Type.Array(Literals(['agent', 'approver', 'admin']))),
+        prefilter: Type.Optional(Type.Boolean()),
+      }),
+    ),
+    redact: Type.Optional(Type.Array(Type.String({ minLength: 1 }), { description: 'argument paths never written to audit or logs' })),
+    result: Type.Optional(
+      Obj({
+        pick: Type.Optional(Type.Array(Type.String({ pattern: '^(/.*)?$' }), { description: 'JSON pointers kept from the response' })),
+        maxBytes: Type.Optional(PositiveInt()),
+        text: Type.Optional(Type.String({ description: 'template of the text shown to the model' })),
+      }),
+    ),
+    deprecated: Type.Optional(
+      Type.Union([Type.Boolean(), Obj({ replacement: Type.Optional(ToolName), message: Type.Optional(Type.String()) })]),
+    ),
+    async: Type.Optional(Type.Boolean()),
+    cache: Type.Optional(Obj({ ttlSeconds: Type.Integer({ minimum: 0 }) })),
+    fallback: Type.Optional(Fallback),
+    backends: Type.Array(Backend, { minItems: 1 }),
+  },
+  'One toolgate tool (tools.d/*.yaml|*.yml|*.json)',
+);
+
+export type ToolFile = Static<typeof ToolFileSchema>;
+export type BackendFile = Static<typeof Backend>;
+export type HttpBackendFile = Static<typeof HttpBackend>;
+export type SideEffectValue = Static<typeof SideEffect>;
+export type FallbackFile = Static<typeof Fallback>;

@@ -1,0 +1,73 @@
+import type { ValidateFunction } from 'ajv';
+import type { Role } from '../config/schema.js';
+import type { JsonTemplate, Template } from '../util/template.js';
+import type { FallbackFile, SideEffectValue } from './schema.js';
+
+/** The compiled, immutable form of a tool: everything a call needs, prepared at load time. */
+
+export interface HttpTarget {
+  readonly kind: 'http';
+  readonly method: string;
+  readonly url: Template;
+  readonly headers: readonly (readonly [string, Template])[];
+  readonly body: JsonTemplate | undefined;
+  readonly maxResponseBytes: number;
+}
+export interface McpTarget {
+  readonly kind: 'mcp';
+  readonly server: string;
+  readonly tool: string;
+}
+export interface BuiltinTarget {
+  readonly kind: 'builtin';
+  readonly name: string;
+}
+export type BackendTarget = HttpTarget | McpTarget | BuiltinTarget;
+
+export interface CompiledBackend {
+  readonly id: string;
+  readonly weight: number;
+  readonly priority: number;
+  readonly cost: number;
+  readonly target: BackendTarget;
+  /** Hash of the backend's definition: breaker state survives a reload while it is unchanged. */
+  readonly hash: string;
+}
+
+export interface CompiledTool {
+  readonly name: string;
+  /** Name safe for OpenAI and Anthropic ([A-Za-z0-9_-]{1,64}). */
+  readonly providerName: string;
+  readonly title: string | undefined;
+  readonly owner: string | undefined;
+  readonly description: string;
+  readonly aliases: readonly string[];
+  readonly tags: readonly string[];
+  readonly examples: readonly string[];
+  readonly inputSchema: Readonly<Record<string, unknown>>;
+  readonly outputSchema: Readonly<Record<string, unknown>> | undefined;
+  readonly sideEffect: SideEffectValue;
+  readonly idempotent: boolean;
+  readonly confirm: boolean;
+  readonly timeoutMs: number;
+  readonly retry: { readonly attempts: number; readonly backoffMs: number };
+  readonly breaker: {
+    readonly failureThreshold: number;
+    readonly resetTimeoutMs: number;
+    readonly errorThresholdPercentage: number | undefined;
+    readonly rollingCountTimeoutMs: number;
+    readonly volumeThreshold: number;
+  };
+  readonly concurrency: number;
+  readonly visibility: { readonly roles: readonly Role[] | undefined; readonly prefilter: boolean };
+  readonly redact: readonly string[];
+  readonly result: { readonly pick: readonly string[] | undefined; readonly maxBytes: number; readonly text: Template | undefined };
+  readonly deprecated: { readonly replacement: string | undefined; readonly message: string | undefined } | undefined;
+  readonly async: boolean;
+  readonly cacheTtlSeconds: number;
+  readonly fallback: FallbackFile | undefined;
+  readonly backends: readonly CompiledBackend[];
+  readonly validateArgs: ValidateFunction;
+  readonly validateOutput: ValidateFunction | undefined;
+  readonly source: { readonly file: string; readonly hash: string };
+}
