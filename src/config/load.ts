@@ -30,7 +30,12 @@ export function loadConfig(opts: { file?: string; env: Env }): LoadedConfig {
   let lineOf: (p: string) => number | undefined = () => undefined;
   let usedFile: string | undefined;
   if (existsSync(file)) {
-    const parsed = parseSource(readFileSync(file, 'utf8'), file);
+    let parsed;
+    try {
+      parsed = parseSource(readFileSync(file, 'utf8'), file);
+    } catch (e) {
+      throw e instanceof SourceError ? new ConfigError(e.problems) : e;
+    }
     raw = parsed.value ?? {};
     lineOf = parsed.lineOf;
     usedFile = file;

@@ -1,0 +1,73 @@
+import { mkdtempSync, readFileSync, writeFileSync, existsSync, mkdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
+import { stringify } from 'yaml';
+import { buildApp } from '../../src/app.js';
+import { loadConfig } from '../../src/config/load.js';
+import type { Env } from '../../src/util/env.js';
+import type { Rng } from '../../src/routing/select.js';
+
+export interface TestGateway {
+  app: FastifyInstance;
+  dir: string;
+  toolsDir: string;
+  auditFile: string;
+  /** Audit records written so far (flushes first). */
+  audit(): Promise<Record<string, unknown>[]>;
+  writeTool(file: string, tool: unknown): void;
+  call(name: string, args: unknown, opts?: { key?: string; headers?: Record<string, string>; sessionId?: string }): Promise<LightMyRequestResponse>;
+  close(): Promise<void>;
+}
+
+export interface TestGatewayOptions {
+  tools?: Record<string, unknown>;
+  config?: Record<string, unknown>;
+  env?: Env;
+  rng?: Rng;
+}
+
+/** A temp dir with config + tools.d, and the app built on it (not listening: use inject). */
+export async function startGateway(opts: TestGatewayOptions = {}): Promise<TestGateway> {
+  const dir = mkdtempSync(join(tmpdir(), 'toolgate-test-'));
+  const toolsDir = join(dir, 'tools.d');
+  mkdirSync(toolsDir);
+  const auditFile = join(dir, 'audit.jsonl');
+  const writeTool = (file: string, tool: unknown) =>
+    writeFileSync(join(toolsDir, file), typeof tool === 'string' ? tool : file.endsWith('.json') ? JSON.stringify(tool) : stringify(tool));
+  for (const [file, tool] of Object.entries(opts.tools ?? {})) writeTool(file, tool);
+  const configFile = join(dir, 'gateway.yaml');
+  writeFileSync(configFile, stringify({ audit: { file: auditFile }, tools: { dir: toolsDir }, ...opts.config }));
+  const env = opts.env ?? {};
+  const loaded = loadConfig({ file: configFile, env });
+  const app = await buildApp({ loaded, env, logger: false, ...(opts.rng ? { rng: opts.rng } : {}) });
+  return {
+    app,
+    dir,
+    toolsDir,
+    auditFile,
+    writeTool,
+    async audit() {
+      await app.gw.audit.flush();
+      if (!existsSync(auditFile)) return [];
+      return readFileSync(auditFile, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>);
+    },
+    call(name, args, o = {}) {
+      return app.inject({
+        method: 'POST',
+        url: `/v1/tools/${encodeURIComponent(name)}/call`,
+        headers: { ...(o.key ? { authorization: `Bearer ${o.key}` } : {}), ...o.headers },
+        payload: { arguments: args, ...(o.sessionId ? { sessionId: o.sessionId } : {}) },
+      });
+    },
+    close: () => app.close(),
+  };
+}
+
+export function echoTool(name: string, extra: Record<string, unknown> = {}): Record<string, unknown> {
+  return { name, description: `echo tool ${name}`, sideEffect: 'none', backends: [{ id: 'b', builtin: 'echo' }], ...extra };
+}
+
+export function httpTool(name: string, url: string, extra: Record<string, unknown> = {}): Record<string, unknown> {
+  return { name, description: `http tool ${name}`, sideEffect: 'read', backends: [{ id: 'up', http: { url } }], ...extra };
+}
