@@ -56,7 +56,7 @@ export class Gateway {
 
   constructor(private readonly opts: GatewayOptions) {
     const { config } = opts.loaded;
-    this.secrets = new Set(opts.loaded.secrets);
+    this.secrets = opts.loaded.secrets;
     this.keys = new KeyTable(config.auth);
     this.audit = opts.audit ?? new FileAuditSink(config.audit.file ?? 'data/audit.jsonl');
     this.adapters = { http: new HttpAdapter(), builtin: new BuiltinAdapter(), mcp: noMcp };

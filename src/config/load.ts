@@ -9,8 +9,11 @@ export const DEFAULT_CONFIG_FILE = 'config/gateway.yaml';
 
 export interface LoadedConfig {
   readonly config: Config;
-  /** Every non-empty value that came from `${env:...}`: redacted wherever it would be written. */
-  readonly secrets: ReadonlySet<string>;
+  /**
+   * Every non-empty value that came from `${env:...}`: redacted wherever it would be written.
+   * One live set: tool files loaded later add theirs, and the logger sees them.
+   */
+  readonly secrets: Set<string>;
   readonly file: string | undefined;
   readonly warnings: readonly string[];
 }

@@ -36,6 +36,7 @@ describe('REST API', () => {
         'weather.yaml': echoTool('weather.current'),
         'admin-only.yaml': echoTool('ops.secret_tool', { visibility: { roles: ['admin'] } }),
         'old.yaml': echoTool('weather.old', { deprecated: { replacement: 'weather.current' } }),
+        'delay.yaml': { ...echoTool('debug.delay', { timeoutMs: 200 }), backends: [{ id: 'b', builtin: 'delay' }], visibility: { roles: ['admin'] } },
       },
     });
   });
@@ -75,7 +76,7 @@ describe('REST API', () => {
       expect(agent.statusCode).toBe(403);
       const ops = await gw.app.inject({ method: 'POST', url: '/admin/reload', headers: { authorization: `Bearer ${OPS}` } });
       expect(ops.statusCode).toBe(200);
-      expect(ops.json()).toMatchObject({ tools: 4, errors: [] });
+      expect(ops.json()).toMatchObject({ tools: 5, errors: [] });
     });
   });
 
@@ -158,6 +159,13 @@ describe('REST API', () => {
       expect(res.json().error.code).toBe('PAYLOAD_TOO_LARGE');
     });
 
+    it('504 TIMEOUT stops a builtin at the tool deadline too', async () => {
+      const res = await gw.call('debug.delay', { ms: 30000 }, { key: OPS });
+      expect(res.statusCode).toBe(504);
+      expect(res.json().error.code).toBe('TIMEOUT');
+      expect((await gw.audit()).at(-1)).toMatchObject({ tool: 'debug.delay', outcome: 'error', errorCode: 'TIMEOUT', caller: 'ops' });
+    });
+
     it('404 NOT_FOUND for an unknown route, in the error shape', async () => {
       const res = await gw.app.inject({ method: 'GET', url: '/v2/nothing' });
       expect(res.statusCode).toBe(404);
@@ -233,7 +241,7 @@ describe('REST API', () => {
       expect((await gw.app.inject({ method: 'GET', url: '/healthz' })).json()).toEqual({ status: 'ok' });
       const ready = await gw.app.inject({ method: 'GET', url: '/readyz' });
       expect(ready.statusCode).toBe(200);
-      expect(ready.json()).toMatchObject({ status: 'ready', tools: 4 });
+      expect(ready.json()).toMatchObject({ status: 'ready', tools: 5 });
       const doc = (await gw.app.inject({ method: 'GET', url: '/openapi.json' })).json();
       expect(doc.openapi).toMatch(/^3\./);
       expect(Object.keys(doc.paths)).toEqual(expect.arrayContaining(['/v1/tools', '/v1/tools/{name}', '/v1/tools/{name}/call', '/healthz', '/readyz']));
