@@ -10,6 +10,9 @@ import { GatewayError } from './errors.js';
 import { CallPipeline, type PipelineDeps } from './pipeline/index.js';
 import type { Adapters } from './pipeline/execute.js';
 import type { Rng } from './routing/select.js';
+import { HealthBook, type BackendState } from './resilience/health.js';
+import { MemoryStore } from './state/memory.js';
+import type { StateStore } from './state/types.js';
 import { loadToolsDir, type LoadContext } from './tools/loader.js';
 import { Registry } from './tools/registry.js';
 import type { Env } from './util/env.js';
@@ -30,7 +33,9 @@ export interface GatewayOptions {
   env: Env;
   rng?: Rng;
   audit?: AuditSink;
+  state?: StateStore;
   onCallEnd?: PipelineDeps['onCallEnd'];
+  onBackendState?: (tool: string, backend: string, state: BackendState) => void;
 }
 
 /** Until an MCP pool is configured, MCP backends answer UNAVAILABLE. */
@@ -51,6 +56,8 @@ export class Gateway {
   readonly audit: AuditSink;
   readonly adapters: Adapters;
   readonly pipeline: CallPipeline;
+  readonly health: HealthBook;
+  readonly state: StateStore;
   readonly secrets: Set<string>;
   private readonly loadCtx: LoadContext;
 
@@ -61,10 +68,15 @@ export class Gateway {
     this.audit = opts.audit ?? new FileAuditSink(config.audit.file ?? 'data/audit.jsonl');
     this.adapters = { http: new HttpAdapter(), builtin: new BuiltinAdapter(), mcp: noMcp };
     this.loadCtx = { dir: config.tools.dir, env: opts.env, secrets: this.secrets, defaults: config.defaults };
+    this.health = new HealthBook(opts.onBackendState);
+    this.state = opts.state ?? new MemoryStore();
     this.pipeline = new CallPipeline({
       registry: () => this.registry,
       adapters: this.adapters,
       audit: this.audit,
+      health: this.health,
+      state: this.state,
+      limits: config.limits,
       secrets: this.secrets,
       rng: opts.rng ?? Math.random,
       ...(opts.onCallEnd ? { onCallEnd: opts.onCallEnd } : {}),
@@ -80,6 +92,7 @@ export class Gateway {
     const before = this.registry;
     const next = await loadToolsDir(this.loadCtx, before.generation === 0 ? undefined : before);
     this.registry = next;
+    this.health.retain(next.tools);
     this.ready = true;
     const old = new Map(before.tools.map((t) => [t.name, t.source.hash]));
     const now = new Map(next.tools.map((t) => [t.name, t.source.hash]));
@@ -98,7 +111,9 @@ export class Gateway {
   }
 
   async close(): Promise<void> {
+    this.health.close();
     await Promise.allSettled(Object.values(this.adapters).map((a) => a.close?.()));
+    await this.state.close();
     await this.audit.close();
   }
 }

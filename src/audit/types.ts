@@ -2,7 +2,7 @@
 export interface AuditRecord {
   id: string;
   ts: string;
-  event?: 'call' | 'reload' | 'confirmation';
+  event?: 'call' | 'reload' | 'confirmation' | 'admin';
   requestId?: string;
   callId?: string;
   sessionId?: string | undefined;

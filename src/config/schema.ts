@@ -72,6 +72,7 @@ export const ConfigSchema = Type.Object(
       {
         loopRepeats: Type.Integer({ minimum: 1, default: 3 }),
         loopWindowSeconds: Type.Integer({ minimum: 1, default: 120 }),
+        idempotencyTtlSeconds: Type.Integer({ minimum: 1, default: 86400 }),
       },
       { additionalProperties: false, default: {} },
     ),

@@ -1,7 +1,10 @@
-import { GatewayError } from '../errors.js';
+import { GatewayError, isGatewayError } from '../errors.js';
 import type { ToolAdapter, UpstreamPayload } from '../adapters/types.js';
 import type { BackendTarget, CompiledBackend, CompiledTool } from '../tools/types.js';
-import { orderBackends, type Rng } from '../routing/select.js';
+import { planAttempts, type Rng } from '../routing/select.js';
+import type { RouteContext } from '../routing/match.js';
+import type { HealthBook } from '../resilience/health.js';
+import { backoffDelay, sleep } from '../resilience/backoff.js';
 
 export type Adapters = Readonly<Record<BackendTarget['kind'], ToolAdapter>>;
 
@@ -9,8 +12,15 @@ export type Adapters = Readonly<Record<BackendTarget['kind'], ToolAdapter>>;
 export interface PolicyTrail {
   tried: string[];
   attempts: number;
+  retries: number;
   failover: boolean;
-  fallback?: string;
+  breakerRejections: string[];
+  fallback?: { kind: string; reason: string; tool?: string };
+  replayed?: boolean;
+}
+
+export function newTrail(): PolicyTrail {
+  return { tried: [], attempts: 0, retries: 0, failover: false, breakerRejections: [] };
 }
 
 export interface Execution {
@@ -18,40 +28,126 @@ export interface Execution {
   backend: CompiledBackend;
 }
 
+export interface ExecuteDeps {
+  adapters: Adapters;
+  health: HealthBook;
+  rng: Rng;
+  requestId: string;
+  route: RouteContext;
+  signal?: AbortSignal | undefined;
+}
+
 /**
- * Stage: runs the call on a backend under the tool's one deadline. When the deadline passes
- * the signal aborts the adapter's upstream work and the call fails with TIMEOUT at once,
- * even if an adapter were slow to notice.
+ * Stage: runs the call on its backends under the tool's one deadline. A retryable failure moves the
+ * call on (same priority first, then the next), only for idempotent tools unless the request cannot
+ * have had an effect. When the deadline passes the signal aborts the upstream work and the call
+ * fails with TIMEOUT at once, even if an adapter were slow to notice.
  */
-export async function execute(
-  tool: CompiledTool,
-  args: Readonly<Record<string, unknown>>,
-  deps: { adapters: Adapters; rng: Rng; requestId: string; signal?: AbortSignal | undefined },
-  trail: PolicyTrail,
-): Promise<Execution> {
+export async function execute(tool: CompiledTool, args: Readonly<Record<string, unknown>>, deps: ExecuteDeps, trail: PolicyTrail): Promise<Execution> {
   const deadline = Date.now() + tool.timeoutMs;
   const ac = new AbortController();
-  const timeout = new GatewayError('TIMEOUT', `'${tool.name}' did not finish within ${tool.timeoutMs} ms; the upstream request was aborted`, {
-    upstream: { transient: true, noEffect: false },
-  });
-  const timer = setTimeout(() => ac.abort(timeout), tool.timeoutMs);
+  const timer = setTimeout(() => ac.abort(timeoutError(tool)), tool.timeoutMs);
   const onCallerGone = () => ac.abort(new GatewayError('UNAVAILABLE', 'the caller went away; the call was cancelled'));
   deps.signal?.addEventListener('abort', onCallerGone, { once: true });
+  const aborted = new Promise<never>((_, reject) => ac.signal.addEventListener('abort', () => reject(ac.signal.reason as Error), { once: true }));
+  aborted.catch(() => undefined);
   try {
-    const backend = orderBackends(tool.backends, deps.rng)[0] as CompiledBackend;
-    trail.tried.push(backend.id);
-    trail.attempts++;
-    const aborted = new Promise<never>((_, reject) => {
-      ac.signal.addEventListener('abort', () => reject(ac.signal.reason as Error), { once: true });
-    });
-    const call = deps.adapters[backend.target.kind].call({ tool, backend, args, signal: ac.signal, deadline, requestId: deps.requestId });
-    call.catch(() => undefined); // settled by the race below; keep a late rejection from going unhandled
-    const payload = await Promise.race([call, aborted]);
-    return { payload, backend };
+    return await Promise.race([attemptLoop(tool, args, deps, trail, ac.signal, deadline), aborted]);
   } catch (e) {
     throw ac.signal.aborted ? ac.signal.reason : e;
   } finally {
     clearTimeout(timer);
     deps.signal?.removeEventListener('abort', onCallerGone);
   }
+}
+
+async function attemptLoop(
+  tool: CompiledTool,
+  args: Readonly<Record<string, unknown>>,
+  deps: ExecuteDeps,
+  trail: PolicyTrail,
+  signal: AbortSignal,
+  deadline: number,
+): Promise<Execution> {
+  const views = tool.backends.map((b) => deps.health.view(tool, b));
+  const plan = planAttempts(views, deps.route, deps.rng);
+  if (plan.length === 0) throw noBackend(tool, views);
+  let index = 0;
+  let transientTries = 0;
+  for (;;) {
+    const backend = plan[index % plan.length] as CompiledBackend;
+    try {
+      trail.tried.push(backend.id);
+      trail.attempts++;
+      const payload = await deps.health.run(tool, backend, () => oneTry(tool, backend, args, deps, signal, deadline));
+      return { payload, backend };
+    } catch (e) {
+      if (!isGatewayError(e) || !e.upstream || signal.aborted) throw e;
+      const rejectedByBreaker = e.code === 'CIRCUIT_OPEN';
+      if (rejectedByBreaker) {
+        trail.attempts--; // the upstream was never touched
+        trail.breakerRejections.push(backend.id);
+      }
+      const tried = new Set(trail.tried);
+      const untried = plan.slice(index + 1).some((b) => !tried.has(b.id));
+      const moveWithoutEffect = (e.upstream.noEffect || rejectedByBreaker) && untried;
+      if (e.upstream.transient && !rejectedByBreaker) transientTries++;
+      const retry = tool.idempotent && e.upstream.transient && transientTries < tool.retry.attempts;
+      if (!moveWithoutEffect && !retry) throw e;
+      index++;
+      const next = plan[index % plan.length] as CompiledBackend;
+      if (next.id !== backend.id) trail.failover = true;
+      else {
+        trail.retries++;
+        const wait = Math.max(backoffDelay(tool.retry.backoffMs, trail.retries, deps.rng), e.upstream.retryAfterMs ?? 0);
+        if (Date.now() + wait >= deadline) throw e; // no time left for another try: answer with what we know
+        await sleep(wait, signal);
+      }
+    }
+  }
+}
+
+async function oneTry(
+  tool: CompiledTool,
+  backend: CompiledBackend,
+  args: Readonly<Record<string, unknown>>,
+  deps: ExecuteDeps,
+  callSignal: AbortSignal,
+  deadline: number,
+): Promise<UpstreamPayload> {
+  const limit = tool.retry.tryTimeoutMs;
+  const trySignal = limit === undefined ? callSignal : AbortSignal.any([callSignal, AbortSignal.timeout(limit)]);
+  try {
+    return await deps.adapters[backend.target.kind].call({ tool, backend, args, signal: trySignal, deadline, requestId: deps.requestId });
+  } catch (e) {
+    if (trySignal.aborted && !callSignal.aborted) {
+      throw new GatewayError('TIMEOUT', `backend '${backend.id}' did not answer within ${limit} ms`, {
+        upstream: { transient: true, noEffect: false },
+      });
+    }
+    throw e;
+  }
+}
+
+function timeoutError(tool: CompiledTool): GatewayError {
+  return new GatewayError('TIMEOUT', `'${tool.name}' did not finish within ${tool.timeoutMs} ms; the upstream request was aborted`, {
+    upstream: { transient: true, noEffect: false },
+  });
+}
+
+function noBackend(tool: CompiledTool, views: readonly { state: string; retryAfterMs: number | undefined }[]): GatewayError {
+  const open = views.filter((v) => v.state === 'open');
+  if (open.length > 0) {
+    const retryAfterMs = Math.min(...open.map((v) => v.retryAfterMs ?? 0));
+    return new GatewayError('CIRCUIT_OPEN', `every backend of '${tool.name}' is open or disabled`, {
+      retryAfterSeconds: retryAfterMs / 1000,
+      upstream: { transient: false, noEffect: true, retryAfterMs },
+    });
+  }
+  if (views.length > 0 && views.every((v) => v.state === 'disabled')) {
+    return new GatewayError('BACKEND_DISABLED', `every backend of '${tool.name}' was disabled after refusing our credentials`, {
+      upstream: { transient: false, noEffect: true },
+    });
+  }
+  return new GatewayError('UNAVAILABLE', `no backend of '${tool.name}' serves this request`, { upstream: { transient: false, noEffect: true } });
 }

@@ -1,15 +1,22 @@
 import { GatewayError, isGatewayError } from '../errors.js';
 import type { Caller } from '../auth/caller.js';
 import type { ToolResult } from '../adapters/types.js';
-import { auditRecord, argsDigest, redactArgs } from '../audit/record.js';
+import { auditRecord, redactArgs } from '../audit/record.js';
 import { scrubSecrets } from '../audit/redact.js';
 import type { AuditSink } from '../audit/types.js';
+import type { Config } from '../config/schema.js';
+import type { HealthBook } from '../resilience/health.js';
+import { Bulkhead } from '../resilience/bulkhead.js';
+import type { Rng } from '../routing/select.js';
+import type { StateStore } from '../state/types.js';
 import type { Registry } from '../tools/registry.js';
 import type { CompiledTool } from '../tools/types.js';
 import { digest } from '../util/hash.js';
 import { newId } from '../util/ids.js';
-import type { Rng } from '../routing/select.js';
-import { execute, type Adapters, type PolicyTrail } from './execute.js';
+import { execute, newTrail, type Adapters, type PolicyTrail } from './execute.js';
+import { fallbackFor } from './fallback.js';
+import { Idempotency } from './idempotency.js';
+import { checkLoop } from './loop-guard.js';
 import { normalizeResult } from './normalize.js';
 import { resolveTool } from './resolve.js';
 import { validateArguments } from './validate.js';
@@ -20,6 +27,9 @@ export interface CallRequest {
   sessionId?: string | undefined;
   caller: Caller;
   requestId: string;
+  idempotencyKey?: string | undefined;
+  /** Request headers, for backends' match rules. */
+  headers?: Readonly<Record<string, string | string[] | undefined>>;
   /** Aborts when the client goes away. */
   signal?: AbortSignal | undefined;
 }
@@ -32,7 +42,7 @@ export interface CallResponse {
   attempts: number;
   durationMs: number;
   responseHash: string;
-  fallback: null | { reason: string; kind: string };
+  fallback: null | { kind: string; reason: string; tool?: string };
   policy: PolicyTrail;
   result: ToolResult;
 }
@@ -41,31 +51,54 @@ export interface PipelineDeps {
   registry: () => Registry;
   adapters: Adapters;
   audit: AuditSink;
+  health: HealthBook;
+  state: StateStore;
+  limits: Config['limits'];
   secrets: ReadonlySet<string>;
   rng: Rng;
   /** Told of every finished call (metrics). */
-  onCallEnd?: (e: { tool: string; backend: string; outcome: 'ok' | 'error'; errorCode?: string; seconds: number }) => void;
+  onCallEnd?: (e: { tool: string; backend: string; outcome: 'ok' | 'error' | 'fallback'; errorCode?: string; seconds: number }) => void;
 }
 
+type Outcome = 'ok' | 'error' | 'fallback';
+
 /**
- * The composer: resolve → validate → execute → normalize → audit, in that order. Every call,
- * refused or run, leaves exactly one audit record; every failure is a GatewayError.
+ * The composer: resolve → validate → idempotency → loop guard → bulkhead → execute (routing,
+ * breakers, retries) → fallback → normalize → audit. Every call, refused or run, leaves exactly
+ * one audit record; every failure is a GatewayError.
  */
 export class CallPipeline {
-  constructor(private readonly deps: PipelineDeps) {}
+  private readonly bulkhead = new Bulkhead();
+  private readonly idempotency: Idempotency<CallResponse>;
 
-  async call(req: CallRequest): Promise<CallResponse> {
+  constructor(private readonly deps: PipelineDeps) {
+    this.idempotency = new Idempotency(deps.state, deps.limits.idempotencyTtlSeconds * 1000);
+  }
+
+  async call(req: CallRequest, fallbackDepth = 0): Promise<CallResponse> {
     const started = performance.now();
     const callId = newId('c');
-    const trail: PolicyTrail = { tried: [], attempts: 0, failover: false };
+    const trail = newTrail();
     let tool: CompiledTool | undefined;
     let backend: string | undefined;
+    let claimed = false;
+    const caller = req.caller.id;
     try {
       tool = resolveTool(this.deps.registry(), req.toolName, req.caller);
       const args = validateArguments(tool, req.args);
-      const run = await execute(tool, args, { ...this.deps, requestId: req.requestId, signal: req.signal }, trail);
-      backend = run.backend.id;
-      const result = normalizeResult(tool, run.payload);
+      const argsDigest = digest(args);
+      const idemDigest = digest({ tool: tool.name, args });
+      if (req.idempotencyKey) {
+        const prior = await this.idempotency.begin(caller, req.idempotencyKey, idemDigest);
+        if (prior) {
+          this.finish(req, tool, prior.replay.callId, { ...prior.replay.policy, replayed: true }, { outcome: 'ok', backend: prior.replay.backend, durationMs: 0, responseHash: prior.replay.responseHash }, started);
+          return { ...prior.replay, policy: { ...prior.replay.policy, replayed: true } };
+        }
+        claimed = true;
+      }
+      await checkLoop(this.deps.state, this.deps.limits, { caller, sessionId: req.sessionId, tool: tool.name, argsDigest });
+      const { result, usedBackend, fallback } = await this.run(tool, args, req, trail, fallbackDepth);
+      backend = usedBackend;
       const durationMs = Math.round(performance.now() - started);
       const response: CallResponse = {
         callId,
@@ -75,17 +108,45 @@ export class CallPipeline {
         attempts: trail.attempts,
         durationMs,
         responseHash: digest(result),
-        fallback: null,
+        fallback: fallback ?? null,
         policy: trail,
         result,
       };
-      this.finish(req, tool, callId, trail, { outcome: 'ok', backend, durationMs, responseHash: response.responseHash }, started);
+      if (claimed) await this.idempotency.complete(caller, req.idempotencyKey as string, idemDigest, response);
+      this.finish(req, tool, callId, trail, { outcome: fallback ? 'fallback' : 'ok', backend, durationMs, responseHash: response.responseHash }, started);
       return response;
     } catch (e) {
+      if (claimed) await this.idempotency.abandon(caller, req.idempotencyKey as string).catch(() => undefined);
       const err = isGatewayError(e) ? e : new GatewayError('INTERNAL', 'the call failed inside the gateway', { cause: e });
       const durationMs = Math.round(performance.now() - started);
       this.finish(req, tool, callId, trail, { outcome: 'error', backend: backend ?? trail.tried.at(-1), durationMs, errorCode: err.code }, started);
       throw this.scrub(err);
+    }
+  }
+
+  /** Bulkhead, execute, and on a backend failure the tool's fallback. */
+  private async run(tool: CompiledTool, args: Record<string, unknown>, req: CallRequest, trail: PolicyTrail, depth: number) {
+    const release = this.bulkhead.acquire(tool);
+    try {
+      const run = await execute(
+        tool,
+        args,
+        { ...this.deps, requestId: req.requestId, signal: req.signal, route: { caller: req.caller.id, headers: req.headers ?? {} } },
+        trail,
+      );
+      return { result: normalizeResult(tool, run.payload), usedBackend: run.backend.id, fallback: undefined };
+    } catch (e) {
+      const plan = isGatewayError(e) && depth === 0 ? fallbackFor(tool, e) : undefined;
+      if (!plan || !isGatewayError(e)) throw e;
+      if (plan.kind === 'tool') {
+        const other = await this.call({ ...req, toolName: plan.tool, args, idempotencyKey: undefined }, depth + 1);
+        trail.fallback = { kind: 'tool', reason: e.code, tool: other.tool };
+        return { result: other.result, usedBackend: `${other.tool}/${other.backend}`, fallback: trail.fallback };
+      }
+      trail.fallback = { kind: plan.kind, reason: e.code };
+      return { result: plan.result, usedBackend: 'fallback', fallback: trail.fallback };
+    } finally {
+      release();
     }
   }
 
@@ -94,7 +155,7 @@ export class CallPipeline {
     tool: CompiledTool | undefined,
     callId: string,
     trail: PolicyTrail,
-    out: { outcome: 'ok' | 'error'; backend: string | undefined; durationMs: number; errorCode?: string; responseHash?: string },
+    out: { outcome: Outcome; backend: string | undefined; durationMs: number; errorCode?: string; responseHash?: string },
     started: number,
   ): void {
     const toolName = tool?.name ?? req.toolName;
@@ -109,7 +170,7 @@ export class CallPipeline {
         backend: out.backend,
         attempts: trail.attempts,
         args: redactArgs(tool, req.args, this.deps.secrets),
-        argsDigest: argsDigest(req.args ?? null),
+        argsDigest: digest(req.args ?? null),
         outcome: out.outcome,
         errorCode: out.errorCode,
         durationMs: out.durationMs,
@@ -131,11 +192,8 @@ export class CallPipeline {
   /** Upstream error text may echo a secret back: never hand it to the client. */
   private scrub(err: GatewayError): GatewayError {
     if (this.deps.secrets.size === 0) return err;
-    const details = scrubSecrets(err.details, this.deps.secrets);
-    const message = scrubSecrets(err.message, this.deps.secrets);
-    if (details === err.details && message === err.message) return err;
-    return new GatewayError(err.code, message, {
-      details,
+    return new GatewayError(err.code, scrubSecrets(err.message, this.deps.secrets), {
+      details: scrubSecrets(err.details, this.deps.secrets),
       modelMessage: err.modelMessage,
       ...(err.retryAfterSeconds !== undefined ? { retryAfterSeconds: err.retryAfterSeconds } : {}),
       ...(err.upstream ? { upstream: err.upstream } : {}),

@@ -1,5 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { Gateway } from '../gateway.js';
+import { GatewayError } from '../errors.js';
+import { auditRecord } from '../audit/record.js';
 import { ReloadResult, errorResponses } from './schemas.js';
 
 /** Admin routes: reload tools.d and see the last result. */
@@ -8,4 +10,25 @@ export async function adminRoutes(app: FastifyInstance, opts: { gw: Gateway }): 
   const schema = (summary: string) => ({ summary, tags: ['admin'], response: { 200: ReloadResult, ...errorResponses(401, 403) } });
   app.get('/admin/reload', { config: { role: 'admin' }, schema: schema('The last reload of tools.d') }, async () => gw.lastReload ?? (await gw.reload()));
   app.post('/admin/reload', { config: { role: 'admin' }, schema: schema('Reload tools.d now') }, async () => gw.reload());
+
+  app.post<{ Params: { name: string; id: string } }>(
+    '/admin/tools/:name/backends/:id/enable',
+    {
+      config: { role: 'admin' },
+      schema: {
+        summary: 'Put a backend disabled by a 401/403 back into service',
+        tags: ['admin'],
+        params: { type: 'object', properties: { name: { type: 'string' }, id: { type: 'string' } }, required: ['name', 'id'] },
+        response: errorResponses(401, 403, 404),
+      },
+    },
+    async (req) => {
+      const tool = gw.registry.get(req.params.name);
+      if (!tool) throw new GatewayError('TOOL_NOT_FOUND', `no tool named '${req.params.name}'`);
+      if (!tool.backends.some((b) => b.id === req.params.id)) throw new GatewayError('NOT_FOUND', `'${tool.name}' has no backend '${req.params.id}'`);
+      const wasDisabled = gw.health.enable(tool, req.params.id);
+      gw.audit.write(auditRecord({ event: 'admin', action: 'enable-backend', caller: req.caller.id, requestId: req.id, tool: tool.name, backend: req.params.id, wasDisabled }));
+      return { tool: tool.name, backend: req.params.id, wasDisabled, state: gw.health.view(tool, tool.backends.find((b) => b.id === req.params.id)!).state };
+    },
+  );
 }

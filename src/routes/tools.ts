@@ -4,6 +4,7 @@ import type { Gateway } from '../gateway.js';
 import { canSee } from '../auth/caller.js';
 import { formatTool, type ToolFormat } from '../tools/formats.js';
 import { resolveTool } from '../pipeline/resolve.js';
+import { GatewayError } from '../errors.js';
 import { CallBody, CallResponse, ToolListQuery, ToolNameParams, errorResponses } from './schemas.js';
 
 /** GET /v1/tools, GET /v1/tools/{name}, POST /v1/tools/{name}/call: thin handlers over the gateway. */
@@ -41,7 +42,20 @@ export async function toolRoutes(app: FastifyInstance, opts: { gw: Gateway }): P
       const tool = resolveTool(gw.registry, req.params.name, req.caller, { lookOnly: true });
       return {
         ...formatTool(tool, 'toolgate'),
-        backends: tool.backends.map((b) => ({ id: b.id, kind: b.target.kind, weight: b.weight, priority: b.priority, state: 'closed' })),
+        backends: tool.backends.map((b) => {
+          const v = gw.health.view(tool, b);
+          return {
+            id: b.id,
+            kind: b.target.kind,
+            weight: b.weight,
+            priority: b.priority,
+            cost: b.cost,
+            state: v.state,
+            errorRate: Number(v.errorRate.toFixed(3)),
+            latencyMs: v.latencyMs === undefined ? null : Math.round(v.latencyMs),
+            ...(v.retryAfterMs !== undefined ? { retryAfterMs: Math.round(v.retryAfterMs) } : {}),
+          };
+        }),
       };
     },
   );
@@ -70,6 +84,8 @@ export async function toolRoutes(app: FastifyInstance, opts: { gw: Gateway }): P
           sessionId: req.body?.sessionId,
           caller: req.caller,
           requestId: req.id,
+          idempotencyKey: idempotencyKey(req.headers['idempotency-key']),
+          headers: req.headers,
           signal: ac.signal,
         });
       } finally {
@@ -77,4 +93,11 @@ export async function toolRoutes(app: FastifyInstance, opts: { gw: Gateway }): P
       }
     },
   );
+}
+
+function idempotencyKey(h: string | string[] | undefined): string | undefined {
+  if (h === undefined) return undefined;
+  const v = Array.isArray(h) ? h[0] : h;
+  if (!v || v.length > 256) throw new GatewayError('BAD_REQUEST', 'Idempotency-Key must be 1 to 256 characters');
+  return v;
 }

@@ -5,6 +5,7 @@ import { sha256Hex } from '../util/hash.js';
 import { parseJsonTemplate, parseTemplate } from '../util/template.js';
 import type { FileProblem } from '../util/source.js';
 import { BUILTIN_NAMES } from '../adapters/builtin/index.js';
+import { compileMatch } from '../routing/match.js';
 import type { BackendFile, ToolFile } from './schema.js';
 import type { BackendTarget, CompiledBackend, CompiledTool } from './types.js';
 
@@ -54,6 +55,7 @@ export function compileTool(file: ToolFile, ctx: CompileContext): CompiledTool |
         weight: b.weight ?? 1,
         priority: b.priority ?? 0,
         cost: b.cost ?? 0,
+        match: b.match ? compileMatch(b.match) : undefined,
         target,
         hash: sha256Hex(JSON.stringify([b, file.breaker ?? null])),
       });
@@ -78,7 +80,11 @@ export function compileTool(file: ToolFile, ctx: CompileContext): CompiledTool |
     idempotent,
     confirm: file.confirm ?? (file.sideEffect === 'destructive' || file.sideEffect === 'external'),
     timeoutMs: file.timeoutMs ?? kindTimeout,
-    retry: { attempts: file.retry?.attempts ?? (idempotent ? Math.min(3, backends.length) : 1), backoffMs: file.retry?.backoffMs ?? 100 },
+    retry: {
+      attempts: file.retry?.attempts ?? (idempotent ? Math.min(3, backends.length) : 1),
+      backoffMs: file.retry?.backoffMs ?? 100,
+      tryTimeoutMs: file.retry?.tryTimeoutMs,
+    },
     breaker: {
       failureThreshold,
       resetTimeoutMs: file.breaker?.resetTimeoutMs ?? 30000,

@@ -34,6 +34,15 @@ const Backend = Obj({
   weight: Type.Optional(Type.Number({ minimum: 0, description: 'share among healthy backends of the same priority' })),
   priority: Type.Optional(Type.Integer({ minimum: 0, description: 'lower first' })),
   cost: Type.Optional(Type.Number({ minimum: 0, description: 'relative cost of one call' })),
+  match: Type.Optional(
+    Obj(
+      {
+        callers: Type.Optional(Type.Array(Type.String({ minLength: 1 }), { description: 'caller id globs' })),
+        header: Type.Optional(Obj({ name: Type.String({ minLength: 1 }), value: Type.String() })),
+      },
+      'this backend serves only matching requests, and matching requests only such backends',
+    ),
+  ),
   http: Type.Optional(HttpBackend),
   mcp: Type.Optional(Obj({ server: Type.String({ minLength: 1 }), tool: Type.String({ minLength: 1 }) })),
   builtin: Type.Optional(Type.String({ minLength: 1, description: 'an in-process tool: echo, delay' })),
@@ -61,7 +70,13 @@ export const ToolFileSchema = Obj(
     idempotent: Type.Optional(Type.Boolean()),
     confirm: Type.Optional(Type.Boolean()),
     timeoutMs: Type.Optional(PositiveInt({ maximum: 3_600_000, description: 'whole call, all attempts included' })),
-    retry: Type.Optional(Obj({ attempts: PositiveInt({ maximum: 10 }), backoffMs: Type.Optional(Type.Integer({ minimum: 0 })) })),
+    retry: Type.Optional(
+      Obj({
+        attempts: PositiveInt({ maximum: 10, description: 'tries in all, the first included' }),
+        backoffMs: Type.Optional(Type.Integer({ minimum: 0 })),
+        tryTimeoutMs: Type.Optional(PositiveInt({ description: 'one try; a try that times out moves to the next attempt' })),
+      }),
+    ),
     breaker: Type.Optional(
       Obj({
         failureThreshold: Type.Optional(PositiveInt()),

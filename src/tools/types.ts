@@ -1,6 +1,7 @@
 import type { ValidateFunction } from 'ajv';
 import type { Role } from '../config/schema.js';
 import type { JsonTemplate, Template } from '../util/template.js';
+import type { CompiledMatch } from '../routing/match.js';
 import type { FallbackFile, SideEffectValue } from './schema.js';
 
 /** The compiled, immutable form of a tool: everything a call needs, prepared at load time. */
@@ -29,6 +30,8 @@ export interface CompiledBackend {
   readonly weight: number;
   readonly priority: number;
   readonly cost: number;
+  /** When set, this backend serves only the requests it matches (and they only such backends). */
+  readonly match: CompiledMatch | undefined;
   readonly target: BackendTarget;
   /** Hash of the backend's definition: breaker state survives a reload while it is unchanged. */
   readonly hash: string;
@@ -50,7 +53,7 @@ export interface CompiledTool {
   readonly idempotent: boolean;
   readonly confirm: boolean;
   readonly timeoutMs: number;
-  readonly retry: { readonly attempts: number; readonly backoffMs: number };
+  readonly retry: { readonly attempts: number; readonly backoffMs: number; readonly tryTimeoutMs: number | undefined };
   readonly breaker: {
     readonly failureThreshold: number;
     readonly resetTimeoutMs: number;

@@ -16,8 +16,16 @@ export interface TestGateway {
   /** Audit records written so far (flushes first). */
   audit(): Promise<Record<string, unknown>[]>;
   writeTool(file: string, tool: unknown): void;
-  call(name: string, args: unknown, opts?: { key?: string; headers?: Record<string, string>; sessionId?: string }): Promise<LightMyRequestResponse>;
+  call(name: string, args: unknown, opts?: CallOptions): Promise<LightMyRequestResponse>;
+  /** Resolves when the named backend reaches the given breaker state. */
+  waitForState(tool: string, backend: string, state: string): Promise<void>;
   close(): Promise<void>;
+}
+
+export interface CallOptions {
+  key?: string;
+  headers?: Record<string, string>;
+  sessionId?: string;
 }
 
 export interface TestGatewayOptions {
@@ -25,6 +33,7 @@ export interface TestGatewayOptions {
   config?: Record<string, unknown>;
   env?: Env;
   rng?: Rng;
+  onBackendState?: (tool: string, backend: string, state: string) => void;
 }
 
 /** A temp dir with config + tools.d, and the app built on it (not listening: use inject). */
@@ -39,8 +48,22 @@ export async function startGateway(opts: TestGatewayOptions = {}): Promise<TestG
   const configFile = join(dir, 'gateway.yaml');
   writeFileSync(configFile, stringify({ audit: { file: auditFile }, tools: { dir: toolsDir }, ...opts.config }));
   const env = opts.env ?? {};
+  const waiters: { tool: string; backend: string; state: string; resolve: () => void }[] = [];
+  const onBackendState = (tool: string, backend: string, state: string) => {
+    opts.onBackendState?.(tool, backend, state);
+    for (const w of waiters.splice(0)) {
+      if (w.tool === tool && w.backend === backend && w.state === state) w.resolve();
+      else waiters.push(w);
+    }
+  };
   const loaded = loadConfig({ file: configFile, env });
-  const app = await buildApp({ loaded, env, logger: false, ...(opts.rng ? { rng: opts.rng } : {}) });
+  const app = await buildApp({
+    loaded,
+    env,
+    logger: false,
+    ...(opts.rng ? { rng: opts.rng } : {}),
+    onBackendState,
+  });
   return {
     app,
     dir,
@@ -60,6 +83,7 @@ export async function startGateway(opts: TestGatewayOptions = {}): Promise<TestG
         payload: { arguments: args, ...(o.sessionId ? { sessionId: o.sessionId } : {}) },
       });
     },
+    waitForState: (tool, backend, state) => new Promise((resolve) => waiters.push({ tool, backend, state, resolve })),
     close: () => app.close(),
   };
 }

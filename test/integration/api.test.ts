@@ -97,6 +97,16 @@ describe('REST API', () => {
       expect(res.json().callId).toMatch(/^c_/);
     });
 
+    it('scopes an Idempotency-Key to its caller', async () => {
+      const headers = { 'idempotency-key': 'same-key' };
+      const mine = await gw.call('weather.current', { n: 1 }, { key: AGENT, headers });
+      const again = await gw.call('weather.current', { n: 1 }, { key: AGENT, headers });
+      const theirs = await gw.call('weather.current', { n: 1 }, { key: WEATHER_ONLY, headers });
+      expect(again.json().callId).toBe(mine.json().callId);
+      expect(theirs.statusCode).toBe(200);
+      expect(theirs.json().callId).not.toBe(mine.json().callId);
+    });
+
     it('accepts the provider name a model saw', async () => {
       const res = await call('debug__echo', { message: 'hi' });
       expect(res.statusCode).toBe(200);

@@ -49,7 +49,7 @@ describe('HTTP backend', () => {
         'slow.yaml': httpTool('slow.thing', `${up.url}/slow`, { timeoutMs: 300 }),
         'text.yaml': httpTool('text.thing', `${up.url}/text`),
         'status.yaml': {
-          ...httpTool('status.thing', '', { inputSchema: { type: 'object', properties: { code: { type: 'integer' } } } }),
+          ...httpTool('status.thing', '', { inputSchema: { type: 'object', properties: { code: { type: 'integer' } } }, breaker: { failureThreshold: 100 } }),
           backends: [{ id: 'up', http: { url: `${up.url}/status/{{code}}`, headers: { authorization: 'Bearer ${env:WEATHER_KEY}' } } }],
         },
         'big.yaml': {

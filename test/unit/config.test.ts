@@ -29,7 +29,7 @@ describe('config loading', () => {
     expect(config.audit).toEqual({ file: 'data/audit.jsonl' });
     expect(config.confirmations).toEqual({ ttlSeconds: 900, fourEyes: true });
     expect(config.defaults.timeoutMs).toEqual({ builtin: 5000, http: 30000, mcp: 30000 });
-    expect(config.limits).toEqual({ loopRepeats: 3, loopWindowSeconds: 120 });
+    expect(config.limits).toMatchObject({ loopRepeats: 3, loopWindowSeconds: 120 });
     expect(config.state.redis).toBeUndefined();
     expect(Object.isFrozen(config.server)).toBe(true);
   });

@@ -1,0 +1,24 @@
+import { GatewayError } from '../errors.js';
+import type { StateStore } from '../state/types.js';
+import { sha256Hex } from '../util/hash.js';
+
+/**
+ * Stage: the same session calling the same tool with the same arguments more than `repeats`
+ * times within the window is stopped, so an agent stuck in a loop stops burning the upstream.
+ */
+export async function checkLoop(
+  store: StateStore,
+  limits: { loopRepeats: number; loopWindowSeconds: number },
+  call: { caller: string; sessionId: string | undefined; tool: string; argsDigest: string },
+): Promise<void> {
+  if (!call.sessionId) return;
+  const key = `toolgate:loop:${sha256Hex(`${call.caller}\u0000${call.sessionId}\u0000${call.tool}\u0000${call.argsDigest}`)}`;
+  const n = await store.increment(key, limits.loopWindowSeconds * 1000);
+  if (n > limits.loopRepeats) {
+    const retryMs = (await store.ttl(key)) ?? limits.loopWindowSeconds * 1000;
+    throw new GatewayError('LOOP_DETECTED', `'${call.tool}' was called ${n} times with the same arguments in this session`, {
+      retryAfterSeconds: retryMs / 1000,
+      modelMessage: `You have called '${call.tool}' with the same arguments ${n} times; the result will not change. Stop repeating this call and change your approach, or ask the user.`,
+    });
+  }
+}

@@ -1,0 +1,141 @@
+import CircuitBreaker from 'opossum';
+import { GatewayError, isGatewayError } from '../errors.js';
+import type { CompiledBackend, CompiledTool } from '../tools/types.js';
+
+export type BackendState = 'closed' | 'half_open' | 'open' | 'disabled';
+
+/** What routing and operators see of one backend. */
+export interface BackendView {
+  readonly backend: CompiledBackend;
+  readonly state: BackendState;
+  /** Exponentially weighted share of transient failures, 0..1. */
+  readonly errorRate: number;
+  /** Exponentially weighted latency of successful calls, when any. */
+  readonly latencyMs: number | undefined;
+  readonly retryAfterMs: number | undefined;
+}
+
+type Run = () => Promise<unknown>;
+
+interface Entry {
+  readonly tool: string;
+  readonly backendId: string;
+  readonly breaker: CircuitBreaker<[Run], unknown>;
+  readonly resetTimeoutMs: number;
+  openedAt: number | undefined;
+  errorRate: number;
+  latencyMs: number | undefined;
+}
+
+const ALPHA = 0.2;
+
+/** Only transient upstream failures count against a breaker; client errors and refusals do not. */
+function countsAsFailure(err: unknown): boolean {
+  return isGatewayError(err) && err.upstream?.transient === true;
+}
+
+/**
+ * One opossum breaker and health record per backend. Keyed by tool, backend id and the backend's
+ * definition hash, so state survives a reload that leaves the backend unchanged. opossum's own
+ * timeout is off (the pipeline's deadline aborts the upstream call itself) and a volume floor keeps
+ * a cold breaker from opening on its first failure.
+ */
+export class HealthBook {
+  private readonly entries = new Map<string, Entry>();
+  /** Backends refused with 401/403, until their tool file changes (value: the file hash then). */
+  private readonly disabled = new Map<string, string>();
+
+  constructor(private readonly onState?: (tool: string, backend: string, state: BackendState) => void) {}
+
+  private key(tool: CompiledTool, b: CompiledBackend): string {
+    return `${tool.name}\u0000${b.id}\u0000${b.hash}`;
+  }
+
+  private entry(tool: CompiledTool, b: CompiledBackend): Entry {
+    const key = this.key(tool, b);
+    let e = this.entries.get(key);
+    if (e) return e;
+    const cfg = tool.breaker;
+    const breaker = new CircuitBreaker<[Run], unknown>((run: Run) => run(), {
+      timeout: false,
+      resetTimeout: cfg.resetTimeoutMs,
+      rollingCountTimeout: cfg.rollingCountTimeoutMs,
+      volumeThreshold: cfg.volumeThreshold,
+      errorThresholdPercentage: cfg.errorThresholdPercentage ?? 50,
+      errorFilter: (err: unknown) => !countsAsFailure(err),
+    });
+    const created: Entry = { tool: tool.name, backendId: b.id, breaker, resetTimeoutMs: cfg.resetTimeoutMs, openedAt: undefined, errorRate: 0, latencyMs: undefined };
+    breaker.on('open', () => {
+      created.openedAt = Date.now();
+      this.onState?.(tool.name, b.id, 'open');
+    });
+    breaker.on('halfOpen', () => this.onState?.(tool.name, b.id, 'half_open'));
+    breaker.on('close', () => {
+      created.openedAt = undefined;
+      this.onState?.(tool.name, b.id, 'closed');
+    });
+    this.entries.set(key, created);
+    e = created;
+    return e;
+  }
+
+  view(tool: CompiledTool, b: CompiledBackend): BackendView {
+    const e = this.entries.get(this.key(tool, b));
+    const disabled = this.disabled.get(this.key(tool, b)) === tool.source.hash;
+    const state: BackendState = disabled ? 'disabled' : !e || e.breaker.closed ? 'closed' : e.breaker.halfOpen ? 'half_open' : 'open';
+    const retryAfterMs = state === 'open' && e?.openedAt !== undefined ? Math.max(0, e.openedAt + e.resetTimeoutMs - Date.now()) : undefined;
+    return { backend: b, state, errorRate: e?.errorRate ?? 0, latencyMs: e?.latencyMs, retryAfterMs };
+  }
+
+  /** Runs one attempt through the backend's breaker; an open breaker answers CIRCUIT_OPEN untouched. */
+  async run<T>(tool: CompiledTool, b: CompiledBackend, attempt: () => Promise<T>): Promise<T> {
+    const e = this.entry(tool, b);
+    const started = performance.now();
+    try {
+      const out = (await e.breaker.fire(attempt)) as T;
+      e.latencyMs = e.latencyMs === undefined ? performance.now() - started : e.latencyMs + ALPHA * (performance.now() - started - e.latencyMs);
+      e.errorRate *= 1 - ALPHA;
+      return out;
+    } catch (err) {
+      if ((err as { code?: string }).code === 'EOPENBREAKER') {
+        const retryAfterMs = this.view(tool, b).retryAfterMs ?? e.resetTimeoutMs;
+        throw new GatewayError('CIRCUIT_OPEN', `backend '${b.id}' of '${tool.name}' is open after repeated failures`, {
+          retryAfterSeconds: retryAfterMs / 1000,
+          upstream: { transient: false, noEffect: true, retryAfterMs },
+        });
+      }
+      e.errorRate = e.errorRate * (1 - ALPHA) + (countsAsFailure(err) ? ALPHA : 0);
+      if (isGatewayError(err) && err.upstream?.disable) {
+        this.disabled.set(this.key(tool, b), tool.source.hash);
+        this.onState?.(tool.name, b.id, 'disabled');
+      }
+      throw err;
+    }
+  }
+
+  /** An admin puts a disabled backend back into service. True when it was disabled. */
+  enable(tool: CompiledTool, backendId: string): boolean {
+    const b = tool.backends.find((x) => x.id === backendId);
+    if (!b) return false;
+    const was = this.disabled.delete(this.key(tool, b));
+    if (was) this.onState?.(tool.name, b.id, 'closed');
+    return was;
+  }
+
+  /** After a reload: drop (and stop) breakers of backends that are gone or changed. */
+  retain(tools: readonly CompiledTool[]): void {
+    const live = new Set(tools.flatMap((t) => t.backends.map((b) => this.key(t, b))));
+    for (const [k, e] of this.entries) {
+      if (!live.has(k)) {
+        e.breaker.shutdown();
+        this.entries.delete(k);
+      }
+    }
+    for (const k of this.disabled.keys()) if (!live.has(k)) this.disabled.delete(k);
+  }
+
+  close(): void {
+    for (const e of this.entries.values()) e.breaker.shutdown();
+    this.entries.clear();
+  }
+}
