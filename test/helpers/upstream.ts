@@ -8,6 +8,8 @@ export interface SeenRequest {
   body: string;
   /** The client closed the connection before we answered. */
   aborted: boolean;
+  /** When the request had fully arrived (epoch ms). */
+  at: number;
 }
 
 export type Handler = (req: IncomingMessage, res: ServerResponse, body: string) => void | Promise<void>;
@@ -27,7 +29,7 @@ export class Upstream {
       const chunks: Buffer[] = [];
       req.on('data', (c: Buffer) => chunks.push(c));
       req.on('end', () => {
-        const entry: SeenRequest = { method: req.method ?? '', url: req.url ?? '', headers: req.headers, body: Buffer.concat(chunks).toString(), aborted: false };
+        const entry: SeenRequest = { method: req.method ?? '', url: req.url ?? '', headers: req.headers, body: Buffer.concat(chunks).toString(), aborted: false, at: Date.now() };
         this.seen.push(entry);
         res.on('close', () => {
           if (!res.writableFinished) {

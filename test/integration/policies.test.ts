@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ServerResponse } from 'node:http';
 import { Upstream, json } from '../helpers/upstream.js';
+import { until } from '../helpers/wait.js';
 import { echoTool, startGateway, type TestGateway } from '../helpers/app.js';
 
 /** Fallbacks, Idempotency-Key, loop detection, bulkheads, and breaker state across reloads. */
@@ -183,8 +184,3 @@ describe('call policies', () => {
     });
   });
 });
-
-async function until(cond: () => boolean): Promise<void> {
-  for (let i = 0; i < 500 && !cond(); i++) await new Promise((r) => setTimeout(r, 5));
-  if (!cond()) throw new Error('condition not reached');
-}

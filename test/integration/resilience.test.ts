@@ -1,5 +1,7 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { ServerResponse } from 'node:http';
 import { Upstream, json } from '../helpers/upstream.js';
+import { until } from '../helpers/wait.js';
 import { startGateway, type TestGateway } from '../helpers/app.js';
 import { seededRng } from '../helpers/rng.js';
 
@@ -20,6 +22,8 @@ describe('resilience', () => {
   const http = (u: Upstream, path: string, extra: Record<string, unknown> = {}) => ({ http: { url: `${u.url}${path}` }, ...extra });
 
   let failA = new Set<string>();
+  let holdProbe = false;
+  const heldProbes: ServerResponse[] = [];
   /** Paths that fail with 503 this many more times, then succeed. */
   const failTimes = new Map<string, number>();
   beforeAll(async () => {
@@ -31,6 +35,7 @@ describe('resilience', () => {
       if (p === '/notfound') return json(res, 404, { error: 'no such thing' });
       if (p === '/limited') return json(res, 429, { error: 'slow down' }, { 'retry-after': '1' });
       if (failA.has(p)) return json(res, 503, { error: 'down' });
+      if (p === '/probe' && holdProbe) return void heldProbes.push(res);
       const left = failTimes.get(p) ?? 0;
       if (left > 0) {
         failTimes.set(p, left - 1);
@@ -50,6 +55,11 @@ describe('resilience', () => {
           retry: { attempts: 1 },
           breaker: { failureThreshold: 3, resetTimeoutMs: 400 },
         }),
+        'probe.yaml': tool('t.probe', [{ id: 'only', ...http(a, '/probe') }], {
+          retry: { attempts: 1 },
+          breaker: { failureThreshold: 3, resetTimeoutMs: 300 },
+        }),
+        'waits.yaml': tool('t.waits', [{ id: 'only', ...http(a, '/limited') }], { timeoutMs: 4000, retry: { attempts: 2, backoffMs: 10 } }),
         'notfound.yaml': tool('t.notfound', [{ id: 'only', ...http(a, '/notfound') }], { breaker: { failureThreshold: 2 } }),
         'unauth.yaml': tool('t.unauth', [{ id: 'main', ...http(a, '/unauth') }]),
         'retry.yaml': tool('t.retry', [{ id: 'only', ...http(a, '/retry') }], { retry: { attempts: 3, backoffMs: 20 }, breaker: { failureThreshold: 50 } }),
@@ -126,6 +136,26 @@ describe('resilience', () => {
     expect((await gw.app.inject({ method: 'GET', url: '/v1/tools/t.breaker' })).json().backends[0].state).toBe('closed');
   });
 
+  it('lets exactly one probe through while half-open', async () => {
+    failA.add('/probe');
+    for (let i = 0; i < 3; i++) await gw.call('t.probe', {});
+    expect((await gw.call('t.probe', {})).json().error.code).toBe('CIRCUIT_OPEN');
+    const halfOpen = gw.waitForState('t.probe', 'only', 'half_open');
+    failA.delete('/probe');
+    holdProbe = true;
+    await halfOpen;
+    const before = hits(a, '/probe');
+    const probe = gw.call('t.probe', {});
+    await until(() => heldProbes.length === 1);
+    const during = await gw.call('t.probe', {});
+    expect(during.json().error.code).toBe('CIRCUIT_OPEN');
+    holdProbe = false;
+    heldProbes.splice(0).forEach((r) => json(r, 200, { from: 'a' }));
+    expect((await probe).statusCode).toBe(200);
+    expect(hits(a, '/probe')).toBe(before + 1);
+    expect((await gw.call('t.probe', {})).statusCode).toBe(200);
+  });
+
   it('does not count client errors (4xx) against the breaker', async () => {
     for (let i = 0; i < 6; i++) expect((await gw.call('t.notfound', {})).statusCode).toBe(502);
     expect(hits(a, '/notfound')).toBe(6);
@@ -196,5 +226,14 @@ describe('resilience', () => {
     expect(res.statusCode).toBe(502);
     expect(res.json().error.details[0].status).toBe(429);
     expect(hits(a, '/limited')).toBe(1); // Retry-After: 1 s is beyond the 500 ms deadline
+  });
+
+  it("waits out the upstream's Retry-After before the next try when the deadline allows", async () => {
+    const from = a.seen.length;
+    const res = await gw.call('t.waits', {});
+    expect(res.statusCode).toBe(502);
+    const tries = a.seen.slice(from).filter((s) => s.url.startsWith('/limited'));
+    expect(tries).toHaveLength(2);
+    expect(tries[1]!.at - tries[0]!.at).toBeGreaterThanOrEqual(950);
   });
 });
