@@ -1,0 +1,259 @@
+import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
+import { MCP_SERVER_DEFAULTS, type McpServerFile } from '../tools/mcp-server-schema.js';
+import { backoffDelay } from './backoff.js';
+import { describeError, McpPoolError } from './errors.js';
+import { Limiter } from './limiter.js';
+import { McpSession } from './session.js';
+import { connectionKey } from './transports.js';
+import type { McpCallOptions, McpServerState, McpServerStatus, ResolvedPoolOptions } from './types.js';
+
+/** Where a connection reports what happens to it (the pool turns these into events). */
+export interface ConnectionEvents {
+  state: (state: McpServerState, previous: McpServerState, reason?: string) => void;
+  restart: (restarts: number, reason: string) => void;
+  toolsChanged: () => void;
+}
+
+/**
+ * Supervises one server: keeps one session alive (lazily or from start()), reconnects with
+ * backoff when it is lost, bounds concurrent calls, and lets calls wait for a session within
+ * their deadline.
+ */
+export class McpConnection {
+  private state: McpServerState = 'idle';
+  private session: McpSession | undefined;
+  private opening: Promise<void> | undefined;
+  private retryTimer: NodeJS.Timeout | undefined;
+  private nextRetryAt = 0;
+  private attempt = 0;
+  private attempted = false;
+  private connectedBefore = false;
+  private restarts = 0;
+  private readySince = 0;
+  private lastError: string | undefined;
+  private readonly limiter: Limiter;
+  private readonly stateListeners = new Set<() => void>();
+  private readonly retiring = new Set<Promise<void>>();
+
+  constructor(
+    private spec: McpServerFile,
+    private readonly options: ResolvedPoolOptions,
+    private readonly events: ConnectionEvents,
+  ) {
+    const pool = { ...MCP_SERVER_DEFAULTS.pool, ...spec.pool };
+    this.limiter = new Limiter(spec.name, pool.maxInFlight, pool.maxQueue);
+  }
+
+  get name(): string {
+    return this.spec.name;
+  }
+
+  get currentSpec(): McpServerFile {
+    return this.spec;
+  }
+
+  status(): McpServerStatus {
+    const status: McpServerStatus = {
+      server: this.spec.name,
+      transport: this.spec.transport,
+      state: this.state,
+      prestart: this.spec.prestart ?? MCP_SERVER_DEFAULTS.prestart,
+      restarts: this.restarts,
+      inFlight: this.limiter.inFlight,
+      queued: this.limiter.queued,
+    };
+    const pid = this.session?.pid;
+    const sessionId = this.session?.sessionId;
+    if (pid !== undefined) status.pid = pid;
+    if (sessionId !== undefined) status.sessionId = sessionId;
+    if (this.lastError !== undefined) status.lastError = this.lastError;
+    return status;
+  }
+
+  /** Connects now if nothing has yet; resolves when that attempt is over (ready or failed). */
+  async start(): Promise<void> {
+    if (this.state === 'idle') await this.open();
+    else await this.opening;
+  }
+
+  async callTool(tool: string, args: Record<string, unknown>, opts: McpCallOptions): Promise<CallToolResult> {
+    const release = await this.limiter.acquire(opts.deadline, opts.signal);
+    try {
+      for (let attempt = 0; ; attempt++) {
+        const session = await this.waitReady(opts.deadline, opts.signal);
+        try {
+          return await session.callTool(tool, args, opts);
+        } catch (err) {
+          // A request that provably never reached the server (stale HTTP session after a server
+          // restart, dead pipe) is sent once more on the next session, within the deadline.
+          const resend = err instanceof McpPoolError && err.kind === 'unavailable' && !err.details.mayHaveReachedServer;
+          if (!resend || attempt > 0 || Date.now() >= opts.deadline) throw err;
+        }
+      }
+    } finally {
+      release();
+    }
+  }
+
+  async listTools(deadline: number, signal?: AbortSignal): Promise<Tool[]> {
+    const session = await this.waitReady(deadline, signal);
+    return session.listTools(deadline, signal);
+  }
+
+  /**
+   * Takes a new file for this server. Only a change in how to reach it (transport, command,
+   * args, env, cwd, url, headers) restarts the session; pool bounds and ping apply in place.
+   */
+  async update(spec: McpServerFile): Promise<'unchanged' | 'updated' | 'restarted'> {
+    const restart = connectionKey(spec) !== connectionKey(this.spec);
+    const changed = JSON.stringify(spec) !== JSON.stringify(this.spec);
+    this.spec = spec;
+    const pool = { ...MCP_SERVER_DEFAULTS.pool, ...spec.pool };
+    this.limiter.resize(pool.maxInFlight, pool.maxQueue);
+    if (!restart) {
+      this.session?.setPingInterval(pool.pingIntervalMs);
+      return changed ? 'updated' : 'unchanged';
+    }
+    const wasActive = this.state !== 'idle' || (spec.prestart ?? false);
+    await this.opening;
+    const old = this.session;
+    this.session = undefined;
+    clearTimeout(this.retryTimer);
+    if (old) await old.close();
+    this.attempt = 0;
+    this.lastError = 'configuration changed';
+    if (wasActive) await this.open();
+    else this.setState('idle');
+    return 'restarted';
+  }
+
+  /** Final: fails waiting calls, ends the session (the whole process group for stdio). */
+  async close(): Promise<void> {
+    if (this.state === 'closed') return;
+    clearTimeout(this.retryTimer);
+    this.setState('closed');
+    await this.opening;
+    const session = this.session;
+    this.session = undefined;
+    if (session) await session.close();
+    await Promise.all([...this.retiring]);
+  }
+
+  private async open(): Promise<void> {
+    if (this.opening || this.state === 'closed') return this.opening;
+    clearTimeout(this.retryTimer);
+    if (this.attempted) {
+      this.restarts++;
+      this.events.restart(this.restarts, this.lastError ?? 'reconnect');
+    }
+    this.setState(this.attempted ? 'restarting' : 'connecting');
+    this.attempted = true;
+    this.opening = this.connect().finally(() => {
+      this.opening = undefined;
+    });
+    return this.opening;
+  }
+
+  private async connect(): Promise<void> {
+    let session: McpSession;
+    try {
+      session = await McpSession.open(this.spec, this.options, {
+        onLost: (lost, reason) => this.onLost(lost, reason),
+        onToolsChanged: () => this.events.toolsChanged(),
+      });
+    } catch (err) {
+      this.lastError = describeError(err);
+      if (this.state !== 'closed') this.scheduleRetry();
+      return;
+    }
+    if (this.state === 'closed') {
+      await session.close();
+      return;
+    }
+    this.session = session;
+    this.readySince = Date.now();
+    this.lastError = undefined;
+    // It may have died between the handshake and here.
+    if (session.isEnded) return this.onLost(session, session.lostReason ?? 'session ended');
+    this.setState('ready');
+    // A new session after a restart may serve other tools than the last one.
+    if (this.connectedBefore) this.events.toolsChanged();
+    this.connectedBefore = true;
+  }
+
+  private onLost(session: McpSession, reason: string): void {
+    if (session !== this.session || this.state === 'closed') return;
+    this.session = undefined;
+    this.lastError = reason;
+    // Make sure the group is gone (crash) and let close() wait for it.
+    const retired = session.close().finally(() => this.retiring.delete(retired));
+    this.retiring.add(retired);
+    if (Date.now() - this.readySince >= this.options.backoff.healthyAfterMs) this.attempt = 0;
+    this.scheduleRetry();
+  }
+
+  private scheduleRetry(): void {
+    const delay = backoffDelay(this.attempt++, this.options.backoff);
+    this.nextRetryAt = Date.now() + delay;
+    this.setState('restarting', this.lastError);
+    this.retryTimer = setTimeout(() => void this.open(), delay);
+    this.retryTimer.unref();
+  }
+
+  /** The ready session, waiting (within the deadline) while connecting or restarting. */
+  private async waitReady(deadline: number, signal?: AbortSignal): Promise<McpSession> {
+    for (;;) {
+      if (this.state === 'idle') void this.open();
+      if (this.state === 'ready' && this.session && !this.session.isEnded) return this.session;
+      if (this.state === 'closed') {
+        throw new McpPoolError('unavailable', `MCP server '${this.spec.name}' was removed or the pool closed`, {
+          server: this.spec.name, mayHaveReachedServer: false,
+        });
+      }
+      await this.nextStateChange(deadline, signal);
+    }
+  }
+
+  private nextStateChange(deadline: number, signal?: AbortSignal): Promise<void> {
+    signal?.throwIfAborted();
+    return new Promise<void>((resolve, reject) => {
+      const done = (): void => {
+        clearTimeout(timer);
+        signal?.removeEventListener('abort', onAbort);
+        this.stateListeners.delete(onChange);
+      };
+      const onChange = (): void => {
+        done();
+        resolve();
+      };
+      const onAbort = (): void => {
+        done();
+        reject(new McpPoolError('aborted', `call to MCP server '${this.spec.name}' aborted while waiting for a session`, {
+          server: this.spec.name, mayHaveReachedServer: false,
+        }));
+      };
+      const timer = setTimeout(() => {
+        done();
+        reject(this.notReadyError());
+      }, Math.max(0, deadline - Date.now()));
+      signal?.addEventListener('abort', onAbort, { once: true });
+      this.stateListeners.add(onChange);
+    });
+  }
+
+  private notReadyError(): McpPoolError {
+    const retryAfterMs = Math.max(250, this.nextRetryAt - Date.now());
+    const why = this.lastError ? `: ${this.lastError}` : '';
+    return new McpPoolError('unavailable', `MCP server '${this.spec.name}' is ${this.state}, no session before the call's deadline${why}`, {
+      server: this.spec.name, mayHaveReachedServer: false, retryAfterMs,
+    });
+  }
+
+  private setState(state: McpServerState, reason?: string): void {
+    const previous = this.state;
+    if (previous === state) return;
+    this.state = state;
+    this.events.state(state, previous, reason);
+    for (const listener of [...this.stateListeners]) listener();
+  }
+}

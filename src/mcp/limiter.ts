@@ -1,0 +1,108 @@
+import { McpPoolError } from './errors.js';
+
+interface Waiter {
+  grant: (release: () => void) => void;
+  fail: (err: McpPoolError) => void;
+}
+
+/** Hint for Retry-After when a server is saturated: slots free up as calls finish. */
+const BUSY_RETRY_AFTER_MS = 1000;
+
+/**
+ * Bounds the calls in flight on one server's session: up to `maxInFlight` run, up to
+ * `maxQueue` wait (first come, first served) within their deadline, the rest fail at once.
+ * Every failure here is `unavailable` with `mayHaveReachedServer: false`.
+ */
+export class Limiter {
+  private active = 0;
+  private readonly waiting: Waiter[] = [];
+
+  constructor(
+    private readonly server: string,
+    private maxInFlight: number,
+    private maxQueue: number,
+  ) {}
+
+  get inFlight(): number {
+    return this.active;
+  }
+
+  get queued(): number {
+    return this.waiting.length;
+  }
+
+  /** Applies new bounds without dropping anyone; extra room is handed out at once. */
+  resize(maxInFlight: number, maxQueue: number): void {
+    this.maxInFlight = maxInFlight;
+    this.maxQueue = maxQueue;
+    this.dispatch();
+  }
+
+  /**
+   * Resolves with a release function once a slot is free. Rejects when the queue is full,
+   * the deadline passes first, or the signal aborts.
+   */
+  acquire(deadline: number, signal?: AbortSignal): Promise<() => void> {
+    if (signal?.aborted) return Promise.reject(this.error('aborted', 'the call was aborted before it started'));
+    if (this.active < this.maxInFlight && this.waiting.length === 0) {
+      this.active++;
+      return Promise.resolve(this.releaser());
+    }
+    if (this.waiting.length >= this.maxQueue) {
+      return Promise.reject(
+        this.error('unavailable', `MCP server '${this.server}' is busy: ${this.active} calls in flight and ${this.waiting.length} queued (limits ${this.maxInFlight}/${this.maxQueue})`),
+      );
+    }
+    return new Promise((resolve, reject) => {
+      const settle = (): void => {
+        clearTimeout(timer);
+        signal?.removeEventListener('abort', onAbort);
+        const at = this.waiting.indexOf(waiter);
+        if (at >= 0) this.waiting.splice(at, 1);
+      };
+      const waiter: Waiter = {
+        grant: (release) => {
+          settle();
+          resolve(release);
+        },
+        fail: (err) => {
+          settle();
+          reject(err);
+        },
+      };
+      const onAbort = (): void => waiter.fail(this.error('aborted', 'the call was aborted while queued'));
+      const timer = setTimeout(
+        () => waiter.fail(this.error('unavailable', `MCP server '${this.server}' is busy: no free slot before the call's deadline`)),
+        Math.max(0, deadline - Date.now()),
+      );
+      signal?.addEventListener('abort', onAbort, { once: true });
+      this.waiting.push(waiter);
+    });
+  }
+
+  private releaser(): () => void {
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      this.active--;
+      this.dispatch();
+    };
+  }
+
+  private dispatch(): void {
+    while (this.active < this.maxInFlight && this.waiting.length > 0) {
+      const next = this.waiting[0]!;
+      this.active++;
+      next.grant(this.releaser());
+    }
+  }
+
+  private error(kind: 'aborted' | 'unavailable', message: string): McpPoolError {
+    return new McpPoolError(kind, message, {
+      server: this.server,
+      mayHaveReachedServer: false,
+      ...(kind === 'unavailable' ? { retryAfterMs: BUSY_RETRY_AFTER_MS } : {}),
+    });
+  }
+}

@@ -1,0 +1,257 @@
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import {
+  ToolListChangedNotificationSchema,
+  type CallToolResult,
+  type Progress,
+  type Tool,
+} from '@modelcontextprotocol/sdk/types.js';
+import { MCP_SERVER_DEFAULTS, type McpServerFile } from '../tools/mcp-server-schema.js';
+import { classifyFailure } from './classify.js';
+import { describeError, McpPoolError } from './errors.js';
+import { GuardedTransport, TransportSendError } from './guarded-transport.js';
+import { ProcessGroupStdioTransport } from './stdio-transport.js';
+import { hasContent, toolError } from './results.js';
+import { createTransport } from './transports.js';
+import type { McpCallOptions, ResolvedPoolOptions } from './types.js';
+
+/** What a session tells its supervisor. */
+export interface SessionHooks {
+  /** The session ended without being asked to (child exit, dropped connection, failed pings). */
+  onLost: (session: McpSession, reason: string) => void;
+  onToolsChanged: () => void;
+}
+
+const MAX_LIST_PAGES = 1000;
+
+/**
+ * One initialized MCP client session (for stdio: one child process) shared by all calls.
+ * Owns the ping loop; never reconnects by itself (McpConnection does).
+ */
+export class McpSession {
+  /** Why the session ended, once it has. */
+  lostReason: string | undefined;
+  private ended = false;
+  private intentional = false;
+  private lastTransportError: string | undefined;
+  private pingTimer: NodeJS.Timeout | undefined;
+  private pingFailures = 0;
+  private pinging = false;
+
+  private constructor(
+    readonly server: string,
+    private readonly client: Client,
+    private readonly transport: GuardedTransport,
+    private readonly hooks: SessionHooks,
+    private readonly options: ResolvedPoolOptions,
+  ) {}
+
+  /** Starts the transport (spawns the child) and completes the initialize handshake. */
+  static async open(spec: McpServerFile, options: ResolvedPoolOptions, hooks: SessionHooks): Promise<McpSession> {
+    const { trace } = options;
+    const inner = createTransport(spec, { killGraceMs: options.killGraceMs, stderrTailBytes: options.stderrTailBytes });
+    const transport = new GuardedTransport(inner, trace && ((direction, message) => trace(spec.name, direction, message)));
+    const client = new Client(options.clientInfo, { capabilities: {} });
+    const session = new McpSession(spec.name, client, transport, hooks, options);
+    client.onclose = () => session.handleClosed();
+    client.onerror = (err) => {
+      session.lastTransportError = err.message;
+    };
+    client.setNotificationHandler(ToolListChangedNotificationSchema, () => hooks.onToolsChanged());
+    try {
+      await client.connect(transport, { timeout: options.connectTimeoutMs });
+    } catch (err) {
+      session.intentional = true;
+      await transport.close().catch(() => undefined);
+      throw new Error(`connect failed: ${describeError(err)}; ${session.describeEnd()}`, { cause: err });
+    }
+    session.setPingInterval(spec.pool?.pingIntervalMs ?? MCP_SERVER_DEFAULTS.pool.pingIntervalMs);
+    return session;
+  }
+
+  get isEnded(): boolean {
+    return this.ended;
+  }
+
+  get pid(): number | undefined {
+    return this.transport.inner instanceof ProcessGroupStdioTransport ? this.transport.inner.pid : undefined;
+  }
+
+  get sessionId(): string | undefined {
+    return this.transport.sessionId;
+  }
+
+  get stderrTail(): string | undefined {
+    return this.transport.inner instanceof ProcessGroupStdioTransport ? this.transport.inner.stderrTail : undefined;
+  }
+
+  /** (Re)starts the ping loop; 0 turns it off. */
+  setPingInterval(intervalMs: number): void {
+    clearInterval(this.pingTimer);
+    this.pingTimer = undefined;
+    if (intervalMs <= 0 || this.ended) return;
+    this.pingTimer = setInterval(() => this.pingOnce(), intervalMs);
+    this.pingTimer.unref();
+  }
+
+  /**
+   * One tools/call with the remaining time as the SDK's timeout and maxTotalTimeout (progress
+   * never extends it) and the caller's signal (an abort or timeout sends notifications/cancelled).
+   * An `isError: true` result is thrown as `tool_error` carrying the result.
+   */
+  async callTool(tool: string, args: Record<string, unknown>, opts: McpCallOptions): Promise<CallToolResult> {
+    const remaining = opts.deadline - Date.now();
+    if (remaining <= 0) {
+      throw new McpPoolError('timeout', `tool '${tool}' of MCP server '${this.server}': deadline passed before sending`, {
+        server: this.server, tool, mayHaveReachedServer: false,
+      });
+    }
+    if (opts.signal?.aborted) {
+      throw new McpPoolError('aborted', `call to tool '${tool}' of MCP server '${this.server}' was aborted before it was sent`, {
+        server: this.server, tool, mayHaveReachedServer: false,
+      });
+    }
+    // A per-call signal: the SDK never removes its abort listener, so a long-lived caller
+    // signal (a shutdown signal shared by all calls) would collect one per call.
+    const local = new AbortController();
+    const forward = (): void => local.abort(opts.signal?.reason);
+    opts.signal?.addEventListener('abort', forward, { once: true });
+    let live = true;
+    const { onProgress } = opts;
+    const onprogress = onProgress && ((progress: Progress) => {
+      if (live && Date.now() < opts.deadline) onProgress(progress);
+    });
+    let result: CallToolResult;
+    try {
+      const answer = await this.client.callTool({ name: tool, arguments: args }, undefined, {
+        timeout: remaining,
+        maxTotalTimeout: remaining,
+        resetTimeoutOnProgress: false,
+        signal: local.signal,
+        onprogress,
+      });
+      if (!hasContent(answer)) throw new Error('tools/call result without content');
+      result = answer;
+    } catch (err) {
+      throw this.failure(err, tool, local.signal);
+    } finally {
+      live = false;
+      opts.signal?.removeEventListener('abort', forward);
+    }
+    if (result.isError) throw toolError(this.server, tool, result);
+    return result;
+  }
+
+  /** All tools, following `nextCursor` to the end. */
+  async listTools(deadline: number, signal?: AbortSignal): Promise<Tool[]> {
+    const tools: Tool[] = [];
+    const seen = new Set<string>();
+    let cursor: string | undefined;
+    for (let page = 0; page < MAX_LIST_PAGES; page++) {
+      const remaining = Math.max(1, deadline - Date.now());
+      try {
+        const result = await this.client.listTools(cursor === undefined ? {} : { cursor }, { timeout: remaining, signal });
+        tools.push(...result.tools);
+        cursor = result.nextCursor;
+      } catch (err) {
+        throw this.failure(err, undefined, signal);
+      }
+      if (cursor === undefined) return tools;
+      // A server repeating a cursor would page forever.
+      if (seen.has(cursor)) break;
+      seen.add(cursor);
+    }
+    throw new McpPoolError('protocol', `MCP server '${this.server}': tools/list pagination does not end`, {
+      server: this.server, mayHaveReachedServer: true,
+    });
+  }
+
+  /** Ends the session on purpose: DELETE for an HTTP session, the whole group for stdio. */
+  async close(): Promise<void> {
+    this.intentional = true;
+    this.lostReason ??= 'session closed by the gateway (server removed or changed, or shutdown)';
+    const inner = this.transport.inner;
+    if (inner instanceof StreamableHTTPClientTransport && !this.ended) {
+      await withTimeout(inner.terminateSession(), 1000).catch(() => undefined);
+    }
+    await this.client.close().catch(() => undefined);
+    // Also after a crash, when the client already let go: waits until the group is gone.
+    await this.transport.close().catch(() => undefined);
+  }
+
+  /** Marks a broken session: close it and let the supervisor reconnect. */
+  private break(reason: string): void {
+    if (this.ended) return;
+    this.lostReason ??= reason;
+    void this.transport.close().catch(() => undefined);
+  }
+
+  private failure(err: unknown, tool: string | undefined, signal: AbortSignal | undefined): McpPoolError {
+    if (err instanceof TransportSendError) this.break(`transport failed: ${describeError(err.cause)}`);
+    const stderrTail = this.ended ? this.stderrTail : undefined;
+    return classifyFailure(err, {
+      server: this.server,
+      ...(tool === undefined ? {} : { tool }),
+      ...(signal === undefined ? {} : { signal }),
+      ...(this.lostReason === undefined ? {} : { lostReason: this.lostReason }),
+      ...(stderrTail ? { stderrTail } : {}),
+    });
+  }
+
+  private handleClosed(): void {
+    if (this.ended) return;
+    this.ended = true;
+    this.setPingInterval(0);
+    this.lostReason ??= this.describeEnd();
+    if (!this.intentional) this.hooks.onLost(this, this.lostReason);
+  }
+
+  private pingOnce(): void {
+    if (this.pinging || this.ended) return;
+    this.pinging = true;
+    this.client
+      .ping({ timeout: this.options.pingTimeoutMs })
+      .then(
+        () => {
+          this.pingFailures = 0;
+        },
+        (err: unknown) => {
+          // A transport failure is conclusive; a slow answer gets a second chance.
+          this.pingFailures++;
+          if (err instanceof TransportSendError || this.pingFailures >= 2) this.break(`ping failed: ${describeError(err)}`);
+        },
+      )
+      .finally(() => {
+        this.pinging = false;
+      });
+  }
+
+  /** A human description of how the session ended, for errors and events. */
+  private describeEnd(): string {
+    const inner = this.transport.inner;
+    const parts: string[] = [];
+    if (inner instanceof ProcessGroupStdioTransport) {
+      const exit = inner.exit;
+      if (exit?.signal) parts.push(`server process killed by ${exit.signal}`);
+      else if (exit?.code !== null && exit?.code !== undefined) parts.push(`server process exited with code ${exit.code}`);
+      const lastLine = inner.stderrTail.trim().split('\n').pop();
+      if (lastLine) parts.push(`last stderr line: ${lastLine.slice(0, 300)}`);
+    } else {
+      parts.push('connection closed');
+    }
+    if (this.lastTransportError) parts.push(`last transport error: ${this.lastTransportError}`);
+    return parts.join('; ') || 'session ended';
+  }
+}
+
+async function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T | undefined> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<undefined>((resolve) => {
+    timer = setTimeout(() => resolve(undefined), ms);
+  });
+  try {
+    return await Promise.race([promise, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}

@@ -1,0 +1,86 @@
+import type { Implementation, Progress } from '@modelcontextprotocol/sdk/types.js';
+import type { BackoffSettings } from './backoff.js';
+import type { McpTraceFn } from './guarded-transport.js';
+
+/**
+ * Lifecycle of one server's connection: `idle` (lazy, not yet needed), `connecting` (first
+ * attempt), `ready`, `restarting` (lost or failed, reconnecting with backoff), `closed`
+ * (removed or pool closed; final).
+ */
+export type McpServerState = 'idle' | 'connecting' | 'ready' | 'restarting' | 'closed';
+
+/** Every state a server can be in, for metrics that publish a gauge per state. */
+export const MCP_SERVER_STATES: readonly McpServerState[] = ['idle', 'connecting', 'ready', 'restarting', 'closed'];
+
+/** Emitted on each state change (feeds `toolgate_mcp_connections{server,state}` and /readyz). */
+export interface McpStateChange {
+  server: string;
+  state: McpServerState;
+  previous: McpServerState;
+  /** Why, when leaving `ready` or failing to connect. */
+  reason?: string;
+}
+
+/** Emitted when a new session attempt starts after a lost or failed one. */
+export interface McpRestart {
+  server: string;
+  /** Total restarts of this server so far, this one included. */
+  restarts: number;
+  reason: string;
+}
+
+/** Events of McpPool. */
+export interface McpPoolEventMap {
+  state: [McpStateChange];
+  restart: [McpRestart];
+  /** `notifications/tools/list_changed`, or a new session after a restart (tools may differ). */
+  toolsChanged: [{ server: string }];
+}
+
+/** A snapshot of one server, for /readyz, admin views and tests. */
+export interface McpServerStatus {
+  server: string;
+  transport: 'stdio' | 'streamable-http' | 'sse';
+  state: McpServerState;
+  prestart: boolean;
+  restarts: number;
+  inFlight: number;
+  queued: number;
+  /** Pid (= process group id) of a stdio server's current process. */
+  pid?: number;
+  /** Mcp-Session-Id of a Streamable HTTP session. */
+  sessionId?: string;
+  lastError?: string;
+}
+
+/** Per-call options. */
+export interface McpCallOptions {
+  /** Epoch ms by which the whole call (queueing and reconnect waits included) must end. */
+  deadline: number;
+  /** Aborting sends `notifications/cancelled` to the server and rejects with `aborted`. */
+  signal?: AbortSignal;
+  /** Progress notifications of this call; never called after the call settled or its deadline. */
+  onProgress?: (progress: Progress) => void;
+}
+
+/** Pool-wide settings (per-server ones come from the server file). */
+export interface McpPoolOptions {
+  clientInfo?: Implementation;
+  /** Bound of one connect + initialize handshake. Default 30000. */
+  connectTimeoutMs?: number;
+  /** Bound of one ping; two failed pings in a row restart the session. Default 5000. */
+  pingTimeoutMs?: number;
+  /** Deadline of listTools() when none is given. Default 30000. */
+  listTimeoutMs?: number;
+  backoff?: Partial<BackoffSettings>;
+  /** SIGTERM → SIGKILL grace for a stdio server's process group. Default 2000. */
+  killGraceMs?: number;
+  /** How much of a stdio server's stderr to keep for error messages. Default 8192. */
+  stderrTailBytes?: number;
+  /** Sees every JSON-RPC message (debug logging, tests). */
+  trace?: (server: string, ...rest: Parameters<McpTraceFn>) => void;
+}
+
+/** McpPoolOptions with every default applied. */
+export type ResolvedPoolOptions = Required<Omit<McpPoolOptions, 'backoff' | 'trace'>> &
+  Pick<McpPoolOptions, 'trace'> & { backoff: BackoffSettings };
