@@ -1,0 +1,228 @@
+#!/usr/bin/env node
+// Quality and speed of the intent prefilter (src/prefilter), on the compiled build in dist/.
+//
+//   npm run build && node --expose-gc bench/prefilter.mjs
+//
+// (The lexicon is read from dist/prefilter/assets, or from src/prefilter/assets when the build
+// did not copy it.)
+//
+// Flags: --data DIR (default $PREFILTER_DEV or ../shared/prefilter-dev), --dist DIR (compiled
+// prefilter, default dist/prefilter), --quick (skip the 20k scale run).
+//
+// Held-out procedure: the English dev queries scored are every 10th line of queries.jsonl
+// (line index % 10 == 0, ~1,960 queries). The "with examples" row gives each tool, as its
+// authors' examples, the first 3 of its queries from the other 90%, never from the scored 10%.
+import { existsSync, readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
+
+const root = new URL('../', import.meta.url);
+const args = process.argv.slice(2);
+const flag = (name, fallback) => {
+  const i = args.indexOf(name);
+  return i >= 0 && args[i + 1] ? args[i + 1] : fallback;
+};
+const dataDir = resolve(flag('--data', process.env.PREFILTER_DEV ?? new URL('../shared/prefilter-dev', root).pathname));
+const distDir = resolve(flag('--dist', new URL('dist/prefilter', root).pathname));
+const quick = args.includes('--quick');
+
+if (!existsSync(`${distDir}/index.js`)) {
+  console.error(`No compiled prefilter at ${distDir}/index.js: run \`npm run build\` (or \`npx tsc -p tsconfig.json\`) first.`);
+  process.exit(2);
+}
+const { PrefilterIndex } = await import(pathToFileURL(`${distDir}/index.js`).href);
+const { loadLexicon, createLexicon } = await import(pathToFileURL(`${distDir}/lexicon.js`).href);
+
+const readJsonl = (path) => readFileSync(path, 'utf8').split('\n').filter((l) => l.trim()).map((l) => JSON.parse(l));
+const gc = () => globalThis.gc?.();
+const heapMiB = () => {
+  gc();
+  return process.memoryUsage().heapUsed / 2 ** 20;
+};
+const pct = (xs, p) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))] ?? 0;
+};
+const f3 = (x) => x.toFixed(3);
+const ms = (x) => x.toFixed(2);
+
+/** A dev tool as a registry entry: canonical snake-case name, the original id as an alias. */
+function devTool(t, examples = []) {
+  const name = t.id.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toLowerCase().replace(/[^a-z0-9_-]+/g, '_');
+  return {
+    name, providerName: name, aliases: name === t.id ? [] : [t.id],
+    description: t.description, tags: [], examples, params: [],
+  };
+}
+
+/** hit@1, recall@5, nDCG@5 and latency of one index over queries with gold tool names. */
+function evaluate(index, queries) {
+  let hit1 = 0;
+  let rec5 = 0;
+  let ndcg = 0;
+  const lat = [];
+  for (const q of queries) index.search(q.query, { k: 5 }); // warm-up pass: latency is from the second
+  for (const q of queries) {
+    const t0 = performance.now();
+    const got = index.search(q.query, { k: 5 }).map((c) => c.name);
+    lat.push(performance.now() - t0);
+    const gold = new Set(q.gold);
+    if (gold.has(got[0])) hit1++;
+    const found = got.filter((n) => gold.has(n)).length;
+    rec5 += found / gold.size;
+    let dcg = 0;
+    got.forEach((n, i) => { if (gold.has(n)) dcg += 1 / Math.log2(i + 2); });
+    let ideal = 0;
+    for (let i = 0; i < Math.min(5, gold.size); i++) ideal += 1 / Math.log2(i + 2);
+    ndcg += dcg / ideal;
+  }
+  const n = queries.length || 1;
+  return { n: queries.length, hit1: hit1 / n, rec5: rec5 / n, ndcg: ndcg / n, p50: pct(lat, 50), p95: pct(lat, 95) };
+}
+
+/** Plain BM25 over name + description (lower-case words, no stemming): the reference point. */
+function plainBm25(tools) {
+  const words = (s) => s.toLowerCase().match(/[a-z0-9]+/g) ?? [];
+  const docs = tools.map((t) => words(`${t.name.replace(/_/g, ' ')} ${t.description}`));
+  const avg = docs.reduce((a, d) => a + d.length, 0) / docs.length;
+  const df = new Map();
+  for (const d of docs) for (const w of new Set(d)) df.set(w, (df.get(w) ?? 0) + 1);
+  return {
+    search(query, { k }) {
+      const q = new Set(words(query));
+      return docs.map((d, i) => {
+        let s = 0;
+        for (const w of q) {
+          const tf = d.filter((x) => x === w).length;
+          if (!tf) continue;
+          const n = df.get(w);
+          s += Math.log(1 + (docs.length - n + 0.5) / (n + 0.5)) * (tf * 2.2) / (tf + 1.2 * (0.25 + 0.75 * d.length / avg));
+        }
+        return { name: tools[i].name, score: s };
+      }).sort((a, b) => b.score - a.score).slice(0, k);
+    },
+  };
+}
+
+const rows = [];
+const row = (set, lang, tools, r, note = '') =>
+  rows.push(`| ${set} | ${lang} | ${tools} | ${r.n} | ${f3(r.hit1)} | ${f3(r.rec5)} | ${f3(r.ndcg)} | ${ms(r.p50)} | ${ms(r.p95)} | ${note} |`);
+
+// --- the shipped lexicon, loaded once per process
+let t0 = performance.now();
+const h0 = heapMiB();
+loadLexicon();
+const lexMs = performance.now() - t0;
+const lexHeap = heapMiB() - h0;
+
+// --- dev set (the tools are also in test/fixtures, so the own-query rows run without it)
+const fixtureTools = new URL('test/fixtures/prefilter/metatool-tools.jsonl', root).pathname;
+const haveDev = existsSync(`${dataDir}/tools.jsonl`) && existsSync(`${dataDir}/queries.jsonl`);
+const devTools = readJsonl(haveDev ? `${dataDir}/tools.jsonl` : fixtureTools);
+const toName = new Map(devTools.map((t) => [t.id, devTool(t).name]));
+const tools = devTools.map((t) => devTool(t));
+let devQueries = [];
+const build = [];
+let hb = heapMiB();
+t0 = performance.now();
+const index = PrefilterIndex.build(tools);
+build.push({ what: `dev set, ${tools.length} tools`, ms: performance.now() - t0, heap: heapMiB() - hb });
+if (!haveDev) {
+  console.log(`> **Dev set missing** at ${dataDir} (tools.jsonl, queries.jsonl): pass --data DIR or set PREFILTER_DEV. The English dev-query rows are skipped.\n`);
+} else {
+  const all = readJsonl(`${dataDir}/queries.jsonl`);
+  const q = all.map((x) => ({ query: x.query, gold: x.gold.map((g) => toName.get(g) ?? g), lang: x.lang }));
+  devQueries = q.filter((_, i) => i % 10 === 0);
+  row('MetaTool dev', 'en', tools.length, evaluate(plainBm25(tools), devQueries), 'reference: plain BM25, name + description');
+  row('MetaTool dev', 'en', tools.length, evaluate(index, devQueries), 'toolgate prefilter');
+
+  // Authors' examples: 3 queries per tool from the unscored 90%.
+  const examples = new Map();
+  all.forEach((x, i) => {
+    if (i % 10 === 0) return;
+    const list = examples.get(x.gold[0]) ?? [];
+    if (list.length < 3) list.push(x.query);
+    examples.set(x.gold[0], list);
+  });
+  const withEx = PrefilterIndex.build(devTools.map((t) => devTool(t, examples.get(t.id) ?? [])));
+  row('MetaTool dev', 'en', tools.length, evaluate(withEx, devQueries), 'with 3 examples per tool (from unscored queries)');
+}
+{
+  // Chinese queries against the English-only dev tools (our own set).
+  const zhPath = new URL('test/fixtures/prefilter/zh-queries.jsonl', root);
+  if (existsSync(zhPath)) {
+    const zq = readJsonl(zhPath).map((x) => ({ query: x.query, gold: x.gold.map((g) => toName.get(g) ?? g) }));
+    row('own zh queries', 'zh → en tools', tools.length, evaluate(index, zq), 'test/fixtures/prefilter/zh-queries.jsonl');
+    // The same with CC-CEDICT alone: how the bridge does on words the hand-made table lacks.
+    const dictPath = [`${distDir}/assets/zh-en.json`, new URL('src/prefilter/assets/zh-en.json', root).pathname].find((p) => existsSync(p));
+    const dict = JSON.parse(readFileSync(dictPath, 'utf8'));
+    const dictOnly = PrefilterIndex.build(tools, { lexicon: createLexicon(dict.entries, {}, dict.t2s, dict.synonyms) });
+    row('own zh queries', 'zh → en tools', tools.length, evaluate(dictOnly, zq), 'dictionary only, without the hand-made tool-term table');
+  }
+  // English queries against tools described only in Chinese (our own translations, opaque names).
+  const zhToolsPath = new URL('test/fixtures/prefilter/zh-tools.jsonl', root);
+  if (existsSync(zhToolsPath)) {
+    const zt = new Map(readJsonl(zhToolsPath).map((x) => [x.id, x.description]));
+    const mixed = devTools.map((t, i) => {
+      const base = devTool(t);
+      const zh = zt.get(t.id);
+      return zh ? { ...base, name: `tool_${i}`, providerName: `tool_${i}`, aliases: [], description: zh } : base;
+    });
+    const rename = new Map(devTools.map((t, i) => [devTool(t).name, zt.has(t.id) ? `tool_${i}` : devTool(t).name]));
+    const eq = devQueries.filter((x) => zt.has(devTools.find((t) => devTool(t).name === x.gold[0])?.id))
+      .map((x) => ({ ...x, gold: x.gold.map((g) => rename.get(g) ?? g) }));
+    const mixedIndex = PrefilterIndex.build(mixed);
+    if (eq.length > 0) {
+      row('dev queries, zh-described tools', 'en → zh tools', `${zt.size} zh of ${mixed.length}`, evaluate(mixedIndex, eq), 'dev sample queries whose tool is one of the 42');
+    }
+    const own = readJsonl(new URL('test/fixtures/prefilter/en-queries.jsonl', root)).map((x) => ({ query: x.query, gold: x.gold.map((g) => rename.get(toName.get(g)) ?? g) }));
+    row('own en queries', 'en → zh tools', `${zt.size} zh of ${mixed.length}`, evaluate(mixedIndex, own), 'test/fixtures/prefilter/en-queries.jsonl');
+    const zhOnZh = readJsonl(new URL('test/fixtures/prefilter/zh-queries.jsonl', root)).filter((x) => zt.has(x.gold[0]))
+      .map((x) => ({ query: x.query, gold: x.gold.map((g) => rename.get(toName.get(g)) ?? g) }));
+    row('own zh queries', 'zh → zh tools', `${zt.size} zh of ${mixed.length}`, evaluate(mixedIndex, zhOnZh), 'the zh-queries whose tool is one of the 42');
+  }
+}
+
+// --- scale: synthetic registries recombining dev descriptions under distinct names
+const scale = [];
+{
+  let seed = 42;
+  const rnd = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+  const words = (s) => s.toLowerCase().match(/[a-z]{3,}/g) ?? ['tool'];
+  const synth = (n) => Array.from({ length: n }, (_, i) => {
+    const a = devTools[Math.floor(rnd() * devTools.length)];
+    const b = devTools[Math.floor(rnd() * devTools.length)];
+    const wa = words(a.description);
+    const name = `m${i}_${devTool(a).name}.${wa[Math.floor(rnd() * wa.length)]}_${i}`;
+    return { name, providerName: name.replace(/\./g, '__'), description: `${a.description} ${b.description}`, tags: [], examples: [], params: [] };
+  });
+  // Dev sample queries, or our own queries (repeated) when the dev set is missing.
+  const own = ['zh-queries.jsonl', 'en-queries.jsonl'].flatMap((f) => readJsonl(new URL(`test/fixtures/prefilter/${f}`, root)));
+  const sample = devQueries.length > 0 ? devQueries.slice(0, 1000) : Array.from({ length: 1000 }, (_, i) => own[i % own.length]);
+  for (const n of quick ? [5000] : [5000, 20000]) {
+    const tools = synth(n);
+    hb = heapMiB();
+    const t1 = performance.now();
+    const index = PrefilterIndex.build(tools);
+    const bms = performance.now() - t1;
+    build.push({ what: `synthetic, ${n} tools`, ms: bms, heap: heapMiB() - hb });
+    const r = evaluate(index, sample);
+    scale.push(`| ${n} | ${sample.length} | ${ms(r.p50)} | ${ms(r.p95)} | ${ms(bms)} |`);
+  }
+}
+
+console.log('## Intent prefilter benchmark\n');
+console.log(`Node ${process.version}, ${new Date().toISOString().slice(0, 10)}. English dev queries: every 10th line of queries.jsonl (held-out sample). k = 5. Latency: per query, second pass over the set.\n`);
+console.log('| set | queries → tools | tools | queries | hit@1 | recall@5 | nDCG@5 | p50 ms | p95 ms | note |');
+console.log('| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |');
+for (const r of rows) console.log(r);
+console.log('\n### Scale (synthetic tools: two dev descriptions each, distinct names; 1,000 dev sample queries, or our own without the dev set)\n');
+console.log('| tools | queries | p50 ms | p95 ms | build ms |');
+console.log('| --- | --- | --- | --- | --- |');
+for (const r of scale) console.log(r);
+console.log('\n### Build and memory\n');
+console.log('| what | build ms | heap MiB |');
+console.log('| --- | --- | --- |');
+console.log(`| lexicon load (once per process) | ${ms(lexMs)} | ${lexHeap.toFixed(1)} |`);
+for (const b of build) console.log(`| index: ${b.what} | ${ms(b.ms)} | ${b.heap.toFixed(1)} |`);
+if (!globalThis.gc) console.log('\n(heap figures are rough: run with `node --expose-gc` for settled numbers)');

@@ -1,0 +1,55 @@
+import { toolFields } from './analyze.js';
+import { buildPostings, type Postings } from './bm25f.js';
+import { englishWords, isStopWord } from './english.js';
+import { FuzzyVocabulary } from './fuzzy.js';
+import { loadLexicon, type Lexicon } from './lexicon.js';
+import { NameMatcher, splitCompound } from './names.js';
+import { rank, type SearchableIndex } from './ranker.js';
+import type { Candidate, PrefilterTool, SearchOptions } from './types.js';
+
+export type { Candidate, PrefilterTool, SearchOptions } from './types.js';
+
+export interface BuildOptions {
+  /** The Chinese–English bridge; null turns it off (English-only ranking). Default: the shipped one. */
+  lexicon?: Lexicon | null;
+}
+
+/**
+ * An immutable ranking index over one registry snapshot. Cheap to rebuild (5,000 tools well
+ * under a second), so the registry builds a new one on every reload instead of patching.
+ */
+export class PrefilterIndex implements SearchableIndex {
+  readonly size: number;
+
+  private constructor(
+    readonly names: readonly string[],
+    readonly postings: ReadonlyMap<string, Postings>,
+    readonly matcher: NameMatcher,
+    readonly fuzzy: FuzzyVocabulary,
+    readonly words: ReadonlySet<string>,
+    readonly lexicon: Lexicon | null,
+  ) {
+    this.size = names.length;
+  }
+
+  static build(tools: readonly PrefilterTool[], options: BuildOptions = {}): PrefilterIndex {
+    const lexicon = options.lexicon === undefined ? loadLexicon() : options.lexicon;
+    // Words of the tools' prose, to split run-together names ("airqualityforecast").
+    const words = new Set<string>();
+    for (const t of tools) {
+      for (const text of [t.description, t.title ?? '', ...t.examples]) {
+        for (const w of englishWords(text)) if (w.length >= 3 && !isStopWord(w)) words.add(w);
+      }
+    }
+    const split = (w: string): string[] | null => (words.has(w) ? null : splitCompound(w, words));
+    const bags = tools.map((t) => toolFields(t, lexicon, split));
+    const postings = buildPostings(bags);
+    const matcher = new NameMatcher(tools.map((t) => [t.name, t.providerName, ...(t.aliases ?? [])]));
+    return new PrefilterIndex(tools.map((t) => t.name), postings, matcher, new FuzzyVocabulary(postings.keys()), words, lexicon);
+  }
+
+  /** The best tools for a query, best first, at most `k`; tools the query names come first. */
+  search(query: string, opts: SearchOptions): Candidate[] {
+    return rank(this, query, opts);
+  }
+}

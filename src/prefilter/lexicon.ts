@@ -1,0 +1,148 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { englishTerms } from './english.js';
+
+/** One English reading of a Chinese word, as index terms, in dictionary order (rank 0 first). */
+export interface Sense {
+  terms: readonly string[];
+  rank: number;
+}
+
+/** The Chinese–English bridge: word list for segmentation, senses, and preferred Chinese words. */
+export interface Lexicon {
+  has(word: string): boolean;
+  readonly maxWordLength: number;
+  /** English senses of a simplified Chinese word: the tool-term table's first, then CC-CEDICT's. */
+  senses(word: string): readonly Sense[];
+  /** Traditional characters mapped to simplified ones. */
+  toSimplified(text: string): string;
+  /** The usual Chinese words for an English index term (from the tool-term table only). */
+  chineseFor(term: string): readonly string[];
+  /** English synonyms of an English index term, with a strength in (0, 1]. */
+  synonyms(term: string): readonly { term: string; strength: number }[];
+}
+
+const MAX_SENSES = 6;
+
+interface LexiconFile {
+  t2s: string;
+  entries: string[];
+  synonyms?: string[];
+}
+interface ToolTermsFile {
+  terms: Record<string, string[]>;
+}
+
+// Data sits next to this file: src/prefilter/assets in tests, dist/prefilter/assets after the
+// build's copy step. Falling back to src/ keeps a build that forgot the copy working from a checkout.
+// (Not "data/": the repository's .gitignore ignores every folder of that name.)
+function dataUrl(file: string): URL {
+  const candidates = [new URL(`./assets/${file}`, import.meta.url), new URL(`../../src/prefilter/assets/${file}`, import.meta.url)];
+  for (const u of candidates) if (existsSync(u)) return u;
+  throw new Error(`prefilter: data file ${file} not found next to ${new URL('.', import.meta.url).pathname}`);
+}
+
+function readJson(file: string): unknown {
+  return JSON.parse(readFileSync(dataUrl(file), 'utf8'));
+}
+
+/** Builds a lexicon from raw dictionary lines ("word\tsense|sense") and a zh→en term table. */
+export function createLexicon(
+  entries: readonly string[],
+  toolTerms: Record<string, readonly string[]>,
+  t2s = '',
+  synonymLines: readonly string[] = [],
+): Lexicon {
+  const raw = new Map<string, string>();
+  let maxWordLength = 1;
+  for (const line of entries) {
+    const tab = line.indexOf('\t');
+    const word = tab < 0 ? line : line.slice(0, tab);
+    raw.set(word, tab < 0 ? '' : line.slice(tab + 1));
+    maxWordLength = Math.max(maxWordLength, word.length);
+  }
+  const table = new Map<string, readonly string[]>(Object.entries(toolTerms));
+  const inverse = new Map<string, string[]>();
+  for (const [zh, ens] of table) {
+    maxWordLength = Math.max(maxWordLength, zh.length);
+    for (const en of ens) {
+      const terms = englishTerms(en);
+      if (terms.length !== 1) continue;
+      const t = terms[0] as string;
+      const list = inverse.get(t) ?? [];
+      if (!list.includes(zh)) list.push(zh);
+      inverse.set(t, list);
+    }
+  }
+  const t2sMap = new Map<string, string>();
+  for (let i = 0; i + 1 < t2s.length; i += 2) t2sMap.set(t2s[i] as string, t2s[i + 1] as string);
+
+  const synonyms = parseSynonyms(synonymLines);
+
+  // Parsed lazily: a query touches a handful of the ~120k words.
+  const parsed = new Map<string, readonly Sense[]>();
+  const senses = (word: string): readonly Sense[] => {
+    const hit = parsed.get(word);
+    if (hit) return hit;
+    const phrases = [...(table.get(word) ?? []), ...(raw.get(word)?.split('|') ?? [])];
+    const out: Sense[] = [];
+    const seen = new Set<string>();
+    for (const p of phrases) {
+      const terms = englishTerms(p);
+      const key = terms.join(' ');
+      if (terms.length === 0 || seen.has(key)) continue;
+      seen.add(key);
+      out.push({ terms, rank: out.length });
+      if (out.length >= MAX_SENSES) break;
+    }
+    if (parsed.size < 100_000) parsed.set(word, out);
+    return out;
+  };
+
+  return {
+    has: (word) => raw.has(word) || table.has(word),
+    maxWordLength,
+    senses,
+    toSimplified: (text) => {
+      if (t2sMap.size === 0) return text;
+      let out = '';
+      for (const ch of text) out += t2sMap.get(ch) ?? ch;
+      return out;
+    },
+    chineseFor: (term) => inverse.get(term) ?? [],
+    synonyms: (term) => synonyms.get(term) ?? [],
+  };
+}
+
+/** "word<TAB>syn:pivots syn:pivots" lines → stemmed term → synonyms; more shared pivots, stronger. */
+function parseSynonyms(lines: readonly string[]): Map<string, { term: string; strength: number }[]> {
+  const out = new Map<string, { term: string; strength: number }[]>();
+  for (const line of lines) {
+    const [word = '', rest = ''] = line.split('\t');
+    const key = englishTerms(word)[0];
+    if (key === undefined) continue;
+    const list = out.get(key) ?? [];
+    for (const item of rest.split(' ')) {
+      const [syn = '', n = '0'] = item.split(':');
+      const term = englishTerms(syn)[0];
+      if (term === undefined || term === key || list.some((x) => x.term === term)) continue;
+      list.push({ term, strength: Math.min(1, Number(n) / 4) });
+    }
+    if (list.length > 0) out.set(key, list);
+  }
+  return out;
+}
+
+let shared: Lexicon | undefined;
+
+/** The shipped lexicon, loaded once per process (~4 MB of JSON). */
+export function loadLexicon(): Lexicon {
+  if (!shared) {
+    const dict = readJson('zh-en.json') as LexiconFile;
+    const terms = readJson('tool-terms.json') as ToolTermsFile;
+    if (!Array.isArray(dict.entries) || typeof dict.t2s !== 'string' || typeof terms.terms !== 'object') {
+      throw new Error('prefilter: data files are malformed; rebuild with `node scripts/build-lexicon.mjs`');
+    }
+    shared = createLexicon(dict.entries, terms.terms, dict.t2s, dict.synonyms ?? []);
+  }
+  return shared;
+}
