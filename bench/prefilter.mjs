@@ -7,13 +7,15 @@
 // did not copy it.)
 //
 // Flags: --data DIR (default $PREFILTER_DEV or ../shared/prefilter-dev), --dist DIR (compiled
-// prefilter, default dist/prefilter), --quick (skip the 20k scale run).
+// prefilter, default dist/prefilter), --quick (skip the 20k scale run), --out FILE (markdown copy
+// of the table, default docs/benchmarks-prefilter.md; --out - to skip).
 //
 // Held-out procedure: the English dev queries scored are every 10th line of queries.jsonl
 // (line index % 10 == 0, ~1,960 queries). The "with examples" row gives each tool, as its
 // authors' examples, the first 3 of its queries from the other 90%, never from the scored 10%.
-import { existsSync, readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpus } from 'node:os';
+import { dirname, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
 const root = new URL('../', import.meta.url);
@@ -25,6 +27,7 @@ const flag = (name, fallback) => {
 const dataDir = resolve(flag('--data', process.env.PREFILTER_DEV ?? new URL('../shared/prefilter-dev', root).pathname));
 const distDir = resolve(flag('--dist', new URL('dist/prefilter', root).pathname));
 const quick = args.includes('--quick');
+const outFile = flag('--out', new URL('docs/benchmarks-prefilter.md', root).pathname);
 
 if (!existsSync(`${distDir}/index.js`)) {
   console.error(`No compiled prefilter at ${distDir}/index.js: run \`npm run build\` (or \`npx tsc -p tsconfig.json\`) first.`);
@@ -32,6 +35,7 @@ if (!existsSync(`${distDir}/index.js`)) {
 }
 const { PrefilterIndex } = await import(pathToFileURL(`${distDir}/index.js`).href);
 const { loadLexicon, createLexicon } = await import(pathToFileURL(`${distDir}/lexicon.js`).href);
+const { loadRelated } = await import(pathToFileURL(`${distDir}/related.js`).href);
 
 const readJsonl = (path) => readFileSync(path, 'utf8').split('\n').filter((l) => l.trim()).map((l) => JSON.parse(l));
 const gc = () => globalThis.gc?.();
@@ -104,16 +108,26 @@ function plainBm25(tools) {
   };
 }
 
+// One table: quality rows (with latency), then scale rows (latency and build), then data-file loads.
 const rows = [];
-const row = (set, lang, tools, r, note = '') =>
-  rows.push(`| ${set} | ${lang} | ${tools} | ${r.n} | ${f3(r.hit1)} | ${f3(r.rec5)} | ${f3(r.ndcg)} | ${ms(r.p50)} | ${ms(r.p95)} | ${note} |`);
+const dash = '–';
+const row = (set, lang, tools, r, note = '', build = dash, heap = dash) =>
+  rows.push(`| ${set} | ${lang} | ${tools} | ${r.n} | ${f3(r.hit1)} | ${f3(r.rec5)} | ${f3(r.ndcg)} | ${ms(r.p50)} | ${ms(r.p95)} | ${build} | ${heap} | ${note} |`);
+const scaleRows = [];
+const loadRows = [];
+const notes = [];
 
-// --- the shipped lexicon, loaded once per process
-let t0 = performance.now();
-const h0 = heapMiB();
-loadLexicon();
-const lexMs = performance.now() - t0;
-const lexHeap = heapMiB() - h0;
+// --- the shipped data files, loaded once per process
+function timedLoad(what, load) {
+  const h = heapMiB();
+  const t = performance.now();
+  load();
+  const took = performance.now() - t;
+  loadRows.push(`| load: ${what} | ${dash} | ${dash} | ${dash} | ${dash} | ${dash} | ${dash} | ${dash} | ${dash} | ${ms(took)} | ${(heapMiB() - h).toFixed(1)} | once per process |`);
+}
+timedLoad('zh-en lexicon (CC-CEDICT + tool terms)', loadLexicon);
+timedLoad('en related terms (WordNet)', loadRelated);
+let t0;
 
 // --- dev set (the tools are also in test/fixtures, so the own-query rows run without it)
 const fixtureTools = new URL('test/fixtures/prefilter/metatool-tools.jsonl', root).pathname;
@@ -122,19 +136,24 @@ const devTools = readJsonl(haveDev ? `${dataDir}/tools.jsonl` : fixtureTools);
 const toName = new Map(devTools.map((t) => [t.id, devTool(t).name]));
 const tools = devTools.map((t) => devTool(t));
 let devQueries = [];
-const build = [];
 let hb = heapMiB();
 t0 = performance.now();
 const index = PrefilterIndex.build(tools);
-build.push({ what: `dev set, ${tools.length} tools`, ms: performance.now() - t0, heap: heapMiB() - hb });
+const devBuild = ms(performance.now() - t0);
+const devHeap = (heapMiB() - hb).toFixed(1);
 if (!haveDev) {
-  console.log(`> **Dev set missing** at ${dataDir} (tools.jsonl, queries.jsonl): pass --data DIR or set PREFILTER_DEV. The English dev-query rows are skipped.\n`);
+  notes.push(`> **Dev set missing** at ${dataDir} (tools.jsonl, queries.jsonl): pass --data DIR or set PREFILTER_DEV. The English dev-query rows are skipped.`);
 } else {
   const all = readJsonl(`${dataDir}/queries.jsonl`);
   const q = all.map((x) => ({ query: x.query, gold: x.gold.map((g) => toName.get(g) ?? g), lang: x.lang }));
   devQueries = q.filter((_, i) => i % 10 === 0);
   row('MetaTool dev', 'en', tools.length, evaluate(plainBm25(tools), devQueries), 'reference: plain BM25, name + description');
-  row('MetaTool dev', 'en', tools.length, evaluate(index, devQueries), 'toolgate prefilter');
+  row('MetaTool dev', 'en', tools.length, evaluate(index, devQueries), 'toolgate prefilter', devBuild, devHeap);
+  // Ablation: the same without English word knowledge (WordNet), without feedback, without both.
+  const ablate = (options, note) => row('MetaTool dev', 'en', tools.length, evaluate(PrefilterIndex.build(tools, options), devQueries), note);
+  ablate({ related: null }, 'ablation: without WordNet (related terms, word priors)');
+  ablate({ feedback: false }, 'ablation: without pseudo-relevance feedback');
+  ablate({ related: null, feedback: false }, 'ablation: without both');
 
   // Authors' examples: 3 queries per tool from the unscored 90%.
   const examples = new Map();
@@ -184,7 +203,6 @@ if (!haveDev) {
 }
 
 // --- scale: synthetic registries recombining dev descriptions under distinct names
-const scale = [];
 {
   let seed = 42;
   const rnd = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
@@ -205,24 +223,32 @@ const scale = [];
     const t1 = performance.now();
     const index = PrefilterIndex.build(tools);
     const bms = performance.now() - t1;
-    build.push({ what: `synthetic, ${n} tools`, ms: bms, heap: heapMiB() - hb });
+    const heap = (heapMiB() - hb).toFixed(1);
     const r = evaluate(index, sample);
-    scale.push(`| ${n} | ${sample.length} | ${ms(r.p50)} | ${ms(r.p95)} | ${ms(bms)} |`);
+    scaleRows.push(`| scale: synthetic | ${devQueries.length > 0 ? 'en' : 'zh, en'} | ${n} | ${sample.length} | ${dash} | ${dash} | ${dash} | ${ms(r.p50)} | ${ms(r.p95)} | ${ms(bms)} | ${heap} | two dev descriptions per tool, distinct names; latency only |`);
   }
 }
 
-console.log('## Intent prefilter benchmark\n');
-console.log(`Node ${process.version}, ${new Date().toISOString().slice(0, 10)}. English dev queries: every 10th line of queries.jsonl (held-out sample). k = 5. Latency: per query, second pass over the set.\n`);
-console.log('| set | queries → tools | tools | queries | hit@1 | recall@5 | nDCG@5 | p50 ms | p95 ms | note |');
-console.log('| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |');
-for (const r of rows) console.log(r);
-console.log('\n### Scale (synthetic tools: two dev descriptions each, distinct names; 1,000 dev sample queries, or our own without the dev set)\n');
-console.log('| tools | queries | p50 ms | p95 ms | build ms |');
-console.log('| --- | --- | --- | --- | --- |');
-for (const r of scale) console.log(r);
-console.log('\n### Build and memory\n');
-console.log('| what | build ms | heap MiB |');
-console.log('| --- | --- | --- |');
-console.log(`| lexicon load (once per process) | ${ms(lexMs)} | ${lexHeap.toFixed(1)} |`);
-for (const b of build) console.log(`| index: ${b.what} | ${ms(b.ms)} | ${b.heap.toFixed(1)} |`);
-if (!globalThis.gc) console.log('\n(heap figures are rough: run with `node --expose-gc` for settled numbers)');
+const cpu = cpus();
+const lines = [
+  '## Intent prefilter benchmark',
+  '',
+  `${cpu[0]?.model ?? 'unknown CPU'}, ${cpu.length} cores, Node ${process.version}, ${new Date().toISOString().slice(0, 10)}. ` +
+    'English dev queries: every 10th line of queries.jsonl (held-out sample). k = 5. Latency: per query, second pass over the set. ' +
+    'Build and heap: index build time and the heap it keeps (load rows: the data files, once per process).',
+  '',
+  '| set | queries → tools | tools | queries | hit@1 | recall@5 | nDCG@5 | p50 ms | p95 ms | build ms | heap MiB | note |',
+  '| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |',
+  ...rows,
+  ...scaleRows,
+  ...loadRows,
+  ...(notes.length > 0 ? ['', ...notes] : []),
+];
+if (!globalThis.gc) lines.push('', '(heap figures are rough: run with `node --expose-gc` for settled numbers)');
+const text = lines.join('\n');
+console.log(text);
+if (outFile !== '-') {
+  mkdirSync(dirname(outFile), { recursive: true });
+  writeFileSync(outFile, `${text}\n`);
+  console.error(`\n(written to ${outFile})`);
+}

@@ -33,11 +33,11 @@ export class Accumulator {
   /**
    * Adds each concept's score to `total` and counts matched concepts in `matched`, for every
    * document in `touched[0..touchedCount)`. A concept scores its best alternative: the many
-   * senses of one word are not summed.
+   * senses of one word are not summed. Adds to what an earlier run since `reset` left.
    */
   run(concepts: readonly ScoredConcept[]): void {
     const { total, matched, concept, alt, touched, cTouched, aTouched } = this;
-    let nt = 0;
+    let nt = this.touchedCount; // a second run (feedback terms) adds to the first
     for (const c of concepts) {
       let nc = 0;
       for (const a of c.alts) {

@@ -1,6 +1,7 @@
 import { CJK_RUN, bigrams, chineseIndexTerms, contentSpans, hasCjk } from './chinese.js';
 import { englishTerms, englishWords, splitIdentifier, termOf } from './english.js';
 import type { Lexicon } from './lexicon.js';
+import type { RelatedTerms } from './related.js';
 import type { Alternative, Concept, Field, PrefilterTool } from './types.js';
 
 /** Term → (possibly fractional) frequency, per field. */
@@ -14,6 +15,8 @@ const SINGLE_CHAR_SENSES = 0.5;
 const TRANSLATION_WEIGHT = 0.9;
 /** Weight of a dictionary synonym ("film" for "movie") against the word itself. */
 const SYNONYM_WEIGHT = 0.3;
+/** A word said again counts more (the topic of a long request tends to recur): 1 + this × ln(times). */
+const REPEAT_BOOST = 0.5;
 
 function add(bag: Map<string, number>, term: string, tf = 1): void {
   bag.set(term, (bag.get(term) ?? 0) + tf);
@@ -88,13 +91,20 @@ export function toolFields(tool: PrefilterTool, lex: Lexicon | null, split: (wor
 
 /**
  * English concepts. A camel-case word ("YouTube", "sendEmail") may stand for itself or for its
- * parts, so it gets both readings.
+ * parts, so it gets both readings; related words (WordNet) are weaker readings, and the word's
+ * prior (how topical it is in general English) and repeats in the query scale them all.
  */
-function englishConcepts(text: string, lex: Lexicon | null, out: Map<string, Concept>): void {
+function englishConcepts(text: string, lex: Lexicon | null, rel: RelatedTerms | null, out: Map<string, Concept>): void {
+  const seen = new Map<string, { alternatives: Alternative[]; times: number; prior: number }>();
   for (const word of englishWords(text, true)) {
     const lower = word.toLowerCase();
     const t = termOf(lower);
-    if (t === null || out.has(t)) continue;
+    if (t === null) continue;
+    const again = seen.get(t);
+    if (again) {
+      again.times++;
+      continue;
+    }
     const alternatives: Alternative[] = [{ terms: [t], weight: 1 }];
     if (/[a-z][A-Z]/.test(word)) {
       const parts = splitIdentifier(word).map(termOf).filter((x): x is string => x !== null);
@@ -105,7 +115,17 @@ function englishConcepts(text: string, lex: Lexicon | null, out: Map<string, Con
       for (const zh of lex.chineseFor(t)) alternatives.push({ terms: [zh], weight: TRANSLATION_WEIGHT });
       for (const s of lex.synonyms(t)) alternatives.push({ terms: [s.term], weight: SYNONYM_WEIGHT * (0.5 + 0.5 * s.strength) });
     }
+    if (rel) alternatives.push(...rel.related(lower));
+    seen.set(t, { alternatives, times: 1, prior: rel ? rel.prior(lower) : 1 });
     out.set(t, { label: lower, alternatives });
+  }
+  for (const { alternatives, times, prior } of seen.values()) {
+    const scale = prior * (1 + REPEAT_BOOST * Math.log(times));
+    if (scale === 1) continue;
+    for (let i = 0; i < alternatives.length; i++) {
+      const a = alternatives[i] as Alternative;
+      alternatives[i] = { terms: a.terms, weight: a.weight * scale };
+    }
   }
 }
 
@@ -128,9 +148,9 @@ function chineseConcepts(run: string, lex: Lexicon, out: Map<string, Concept>): 
 }
 
 /** A query as concepts: one per distinct content word, English or Chinese, in order. */
-export function queryConcepts(query: string, lex: Lexicon | null): Concept[] {
+export function queryConcepts(query: string, lex: Lexicon | null, rel: RelatedTerms | null = null): Concept[] {
   const out = new Map<string, Concept>();
-  englishConcepts(query.replace(CJK_RUN, ' '), lex, out);
+  englishConcepts(query.replace(CJK_RUN, ' '), lex, rel, out);
   if (lex && hasCjk(query)) for (const run of query.match(CJK_RUN) ?? []) chineseConcepts(run, lex, out);
   return [...out.values()];
 }

@@ -1,5 +1,5 @@
 import type { Postings } from './bm25f.js';
-import type { ResolvedConcept } from './ranker.js';
+import type { ResolvedConcept } from './resolve.js';
 
 function impactIn(p: Postings, doc: number): number {
   let lo = 0;

@@ -1,10 +1,12 @@
 import { toolFields } from './analyze.js';
 import { buildPostings, type Postings } from './bm25f.js';
 import { englishWords, isStopWord } from './english.js';
+import { buildForward, type ForwardIndex } from './feedback.js';
 import { FuzzyVocabulary } from './fuzzy.js';
 import { loadLexicon, type Lexicon } from './lexicon.js';
 import { NameMatcher, splitCompound } from './names.js';
 import { rank, type SearchableIndex } from './ranker.js';
+import { loadRelated, type RelatedTerms } from './related.js';
 import type { Candidate, PrefilterTool, SearchOptions } from './types.js';
 
 export type { Candidate, PrefilterTool, SearchOptions } from './types.js';
@@ -12,6 +14,13 @@ export type { Candidate, PrefilterTool, SearchOptions } from './types.js';
 export interface BuildOptions {
   /** The Chinese–English bridge; null turns it off (English-only ranking). Default: the shipped one. */
   lexicon?: Lexicon | null;
+  /**
+   * English word knowledge (WordNet): related words as weaker readings of query words, and how
+   * topical each word is. null turns it off. Default: the shipped data.
+   */
+  related?: RelatedTerms | null;
+  /** Pseudo-relevance feedback (a second pass with the best tools' terms). Default: on. */
+  feedback?: boolean;
 }
 
 /**
@@ -28,12 +37,15 @@ export class PrefilterIndex implements SearchableIndex {
     readonly fuzzy: FuzzyVocabulary,
     readonly words: ReadonlySet<string>,
     readonly lexicon: Lexicon | null,
+    readonly related: RelatedTerms | null,
+    readonly forward: ForwardIndex | null,
   ) {
     this.size = names.length;
   }
 
   static build(tools: readonly PrefilterTool[], options: BuildOptions = {}): PrefilterIndex {
     const lexicon = options.lexicon === undefined ? loadLexicon() : options.lexicon;
+    const related = options.related === undefined ? loadRelated() : options.related;
     // Words of the tools' prose, to split run-together names ("airqualityforecast").
     const words = new Set<string>();
     for (const t of tools) {
@@ -45,7 +57,9 @@ export class PrefilterIndex implements SearchableIndex {
     const bags = tools.map((t) => toolFields(t, lexicon, split));
     const postings = buildPostings(bags);
     const matcher = new NameMatcher(tools.map((t) => [t.name, t.providerName, ...(t.aliases ?? [])]));
-    return new PrefilterIndex(tools.map((t) => t.name), postings, matcher, new FuzzyVocabulary(postings.keys()), words, lexicon);
+    const forward = options.feedback === false ? null : buildForward(postings, tools.length);
+    const fuzzy = new FuzzyVocabulary(postings.keys());
+    return new PrefilterIndex(tools.map((t) => t.name), postings, matcher, fuzzy, words, lexicon, related, forward);
   }
 
   /** The best tools for a query, best first, at most `k`; tools the query names come first. */

@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { readAsset } from './assets.js';
 import { englishTerms } from './english.js';
 
 /** One English reading of a Chinese word, as index terms, in dictionary order (rank 0 first). */
@@ -30,19 +30,6 @@ interface LexiconFile {
 }
 interface ToolTermsFile {
   terms: Record<string, string[]>;
-}
-
-// Data sits next to this file: src/prefilter/assets in tests, dist/prefilter/assets after the
-// build's copy step. Falling back to src/ keeps a build that forgot the copy working from a checkout.
-// (Not "data/": the repository's .gitignore ignores every folder of that name.)
-function dataUrl(file: string): URL {
-  const candidates = [new URL(`./assets/${file}`, import.meta.url), new URL(`../../src/prefilter/assets/${file}`, import.meta.url)];
-  for (const u of candidates) if (existsSync(u)) return u;
-  throw new Error(`prefilter: data file ${file} not found next to ${new URL('.', import.meta.url).pathname}`);
-}
-
-function readJson(file: string): unknown {
-  return JSON.parse(readFileSync(dataUrl(file), 'utf8'));
 }
 
 /** Builds a lexicon from raw dictionary lines ("word\tsense|sense") and a zh→en term table. */
@@ -137,8 +124,8 @@ let shared: Lexicon | undefined;
 /** The shipped lexicon, loaded once per process (~4 MB of JSON). */
 export function loadLexicon(): Lexicon {
   if (!shared) {
-    const dict = readJson('zh-en.json') as LexiconFile;
-    const terms = readJson('tool-terms.json') as ToolTermsFile;
+    const dict = readAsset('zh-en.json') as LexiconFile;
+    const terms = readAsset('tool-terms.json') as ToolTermsFile;
     if (!Array.isArray(dict.entries) || typeof dict.t2s !== 'string' || typeof terms.terms !== 'object') {
       throw new Error('prefilter: data files are malformed; rebuild with `node scripts/build-lexicon.mjs`');
     }

@@ -1,78 +1,26 @@
+import { Accumulator } from './accumulate.js';
 import { queryConcepts } from './analyze.js';
 import type { Postings } from './bm25f.js';
-import { termOf } from './english.js';
-import type { FuzzyVocabulary } from './fuzzy.js';
-import type { Lexicon } from './lexicon.js';
-import { type NameMatcher, splitCompound } from './names.js';
-import { Accumulator } from './accumulate.js';
 import { explainMatch } from './explain.js';
-import type { Candidate, Concept, SearchOptions } from './types.js';
+import { FEEDBACK_DOCS, feedbackConcepts, type ForwardIndex } from './feedback.js';
+import type { Lexicon } from './lexicon.js';
+import type { NameMatcher } from './names.js';
+import { type LookupIndex, type ResolvedConcept, resolve } from './resolve.js';
+import type { Candidate, SearchOptions } from './types.js';
 
 /** What the ranker reads from an index. */
-export interface SearchableIndex {
-  readonly size: number;
+export interface SearchableIndex extends LookupIndex {
   readonly names: readonly string[];
-  readonly postings: ReadonlyMap<string, Postings>;
   readonly matcher: NameMatcher;
-  readonly fuzzy: FuzzyVocabulary;
-  readonly words: ReadonlySet<string>;
   readonly lexicon: Lexicon | null;
-}
-
-/** A concept's alternative with its postings looked up; unknown terms dropped. */
-export interface ResolvedAlt {
-  terms: string[];
-  postings: Postings[];
-  weight: number;
-  /** The word itself, not a translation or a fallback reading. */
-  primary: boolean;
-}
-export interface ResolvedConcept {
-  label: string;
-  alts: ResolvedAlt[];
+  /** Each tool's strongest terms, for pseudo-relevance feedback; null turns feedback off. */
+  readonly forward: ForwardIndex | null;
 }
 
 /** A long query (a pasted document) is cut to this many distinct words, the rarest kept. */
 const MAX_CONCEPTS = 64;
 /** How much matching every query word is worth over matching one strongly. */
 const COVERAGE_BONUS = 0.5;
-/** Weight of typo and run-together-word readings against an exact term. */
-const FALLBACK_WEIGHT = 0.7;
-
-function resolveAlt(ix: SearchableIndex, terms: readonly string[], weight: number, primary = false): ResolvedAlt | null {
-  const found: string[] = [];
-  const postings: Postings[] = [];
-  for (const t of terms) {
-    const p = ix.postings.get(t);
-    if (p) {
-      found.push(t);
-      postings.push(p);
-    }
-  }
-  return postings.length > 0 ? { terms: found, postings, weight, primary } : null;
-}
-
-/** Looks the concept's terms up; an English word the index lacks gets typo and compound readings. */
-function resolve(ix: SearchableIndex, c: Concept): ResolvedConcept {
-  const alts: ResolvedAlt[] = [];
-  c.alternatives.forEach((a, i) => {
-    const r = resolveAlt(ix, a.terms, a.weight, i === 0);
-    if (r) alts.push(r);
-  });
-  const first = c.alternatives[0]?.terms[0];
-  if (first !== undefined && /^[a-z0-9]+$/.test(first) && !ix.postings.has(first)) {
-    const parts = splitCompound(c.label, ix.words)?.map(termOf).filter((t): t is string => t !== null);
-    if (parts && parts.length > 1) {
-      const r = resolveAlt(ix, parts, FALLBACK_WEIGHT / Math.sqrt(parts.length));
-      if (r) alts.push(r);
-    }
-    for (const { term, similarity } of ix.fuzzy.near(first)) {
-      const r = resolveAlt(ix, [term], FALLBACK_WEIGHT * similarity);
-      if (r) alts.push(r);
-    }
-  }
-  return { label: c.label, alts };
-}
 
 const accumulators = new WeakMap<SearchableIndex, Accumulator>();
 function accumulatorFor(ix: SearchableIndex): Accumulator {
@@ -91,29 +39,48 @@ function strength(c: ResolvedConcept, size: number): number {
   return best;
 }
 
+/**
+ * Second pass: the first pass's best tools lend their strongest terms to the query. Those tools
+ * keep their first-pass scores, so feedback only lifts other tools that say the same things, and
+ * cannot entrench the first pass's own order.
+ */
+function addFeedback(ix: SearchableIndex, acc: Accumulator, concepts: readonly ResolvedConcept[], allowed: (d: number) => boolean): void {
+  if (!ix.forward || concepts.length === 0) return;
+  const { total, touched } = acc;
+  const first = topK(touched.subarray(0, acc.touchedCount), total, FEEDBACK_DOCS, allowed);
+  const used = new Set<Postings>();
+  for (const c of concepts) for (const a of c.alts) for (const p of a.postings) used.add(p);
+  const kept = first.map(([, s]) => s);
+  acc.run(feedbackConcepts(ix.forward, first, used));
+  first.forEach(([d], i) => {
+    total[d] = kept[i] as number;
+  });
+}
+
 export function rank(ix: SearchableIndex, query: string, opts: SearchOptions): Candidate[] {
   const k = Math.max(0, Math.floor(opts.k));
   if (k === 0 || ix.size === 0) return [];
   const allowed = (d: number): boolean => !opts.filter || opts.filter(ix.names[d] as string);
 
-  let concepts = queryConcepts(query, ix.lexicon).map((c) => resolve(ix, c)).filter((c) => c.alts.length > 0);
+  let concepts = queryConcepts(query, ix.lexicon, ix.related).map((c) => resolve(ix, c)).filter((c) => c.alts.length > 0);
   if (concepts.length > MAX_CONCEPTS) {
     concepts = concepts.map((c) => ({ c, s: strength(c, ix.size) })).sort((a, b) => b.s - a.s).slice(0, MAX_CONCEPTS).map((x) => x.c);
   }
   const acc = accumulatorFor(ix);
-  acc.run(concepts);
   let picked: [number, number][];
   const namedSet = new Set<number>();
   try {
-    const { total, matched, touched, touchedCount } = acc;
-    // Final scores in place, with the coverage bonus.
-    let top = 0;
-    for (let j = 0; j < touchedCount; j++) {
+    acc.run(concepts);
+    const { total, matched, touched } = acc;
+    // First-pass scores in place, with the coverage bonus.
+    for (let j = 0; j < acc.touchedCount; j++) {
       const d = touched[j] as number;
-      const s = (total[d] as number) * (1 + (COVERAGE_BONUS * (matched[d] as number)) / concepts.length);
-      total[d] = s;
-      if (s > top) top = s;
+      total[d] = (total[d] as number) * (1 + (COVERAGE_BONUS * (matched[d] as number)) / concepts.length);
     }
+    addFeedback(ix, acc, concepts, allowed);
+    const touchedCount = acc.touchedCount;
+    let top = 0;
+    for (let j = 0; j < touchedCount; j++) top = Math.max(top, total[touched[j] as number] as number);
     // Tools named outright go first, in their own score order.
     for (const d of ix.matcher.match(query)) if (allowed(d)) namedSet.add(d);
     const ordered: [number, number][] = [...namedSet].map((d) => [d, top + 1 + (total[d] as number)]);
