@@ -10,6 +10,11 @@ import { ErrorBody, ToolResult } from './routes/schemas.js';
 import { toolRoutes } from './routes/tools.js';
 import { healthRoutes } from './routes/health.js';
 import { adminRoutes } from './routes/admin.js';
+import { metricsRoutes } from './plugins/metrics.js';
+import { registerDrain } from './plugins/drain.js';
+import { confirmationRoutes } from './routes/confirmations.js';
+import { callRoutes } from './routes/calls.js';
+import { auditRoutes } from './routes/audit.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -39,7 +44,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     logController: new LogController({ requestIdLogLabel: 'requestId', disableRequestLogging: true }),
     ajv: { customOptions: { removeAdditional: false, allErrors: true } },
   });
-  const gw = new Gateway(opts);
+  const gw = new Gateway({ ...opts, log: app.log });
   app.decorate('gw', gw);
   app.addHook('onRequest', async (req, reply) => {
     reply.header('x-request-id', req.id);
@@ -50,6 +55,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   });
   app.addHook('onClose', async () => gw.close());
   registerErrorHandling(app);
+  registerDrain(app, gw);
   app.addSchema(ErrorBody);
   app.addSchema(ToolResult);
 
@@ -66,12 +72,16 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 
   await app.register(healthRoutes, { gw });
+  await app.register(metricsRoutes, { gw });
   await app.register(async (api) => {
     requireCaller(api, gw.keys);
     await api.register(toolRoutes, { gw });
     await api.register(adminRoutes, { gw });
+    await api.register(confirmationRoutes, { gw });
+    await api.register(callRoutes, { gw });
+    await api.register(auditRoutes, { gw });
   });
 
-  await gw.reload();
+  await gw.start();
   return app;
 }

@@ -1,3 +1,4 @@
+import { EventEmitter } from 'node:events';
 import type { LoadedConfig } from './config/load.js';
 import { KeyTable } from './auth/keys.js';
 import { BuiltinAdapter } from './adapters/builtin/index.js';
@@ -12,11 +13,20 @@ import type { Adapters } from './pipeline/execute.js';
 import type { Rng } from './routing/select.js';
 import { HealthBook, type BackendState } from './resilience/health.js';
 import { MemoryStore } from './state/memory.js';
+import { CallRecords } from './calls/records.js';
+import { Confirmations } from './confirm/service.js';
+import { makeGate } from './confirm/gate.js';
+import { webhookNotifier } from './confirm/webhook.js';
 import type { StateStore } from './state/types.js';
 import { loadToolsDir, type LoadContext } from './tools/loader.js';
 import { Registry } from './tools/registry.js';
 import type { Env } from './util/env.js';
 import type { FileProblem } from './util/source.js';
+import { GatewayMetrics } from './metrics/index.js';
+import { Readiness } from './readiness.js';
+import { logReload, type ReloadLogger } from './tools/reload-log.js';
+import { ToolsWatcher } from './tools/watcher.js';
+import { InFlight } from './util/in-flight.js';
 
 export interface ReloadResult {
   generation: number;
@@ -36,6 +46,13 @@ export interface GatewayOptions {
   state?: StateStore;
   onCallEnd?: PipelineDeps['onCallEnd'];
   onBackendState?: (tool: string, backend: string, state: BackendState) => void;
+  /** The clock of confirmations (tests move it to pass an expiry). */
+  now?: () => number;
+  onWarning?: (msg: string, err?: unknown) => void;
+  /** Default: a fresh registry of its own per gateway. */
+  metrics?: GatewayMetrics;
+  /** Reload results and watcher failures are logged here. */
+  log?: ReloadLogger;
 }
 
 /** Until an MCP pool is configured, MCP backends answer UNAVAILABLE. */
@@ -46,8 +63,11 @@ const noMcp: ToolAdapter = {
   },
 };
 
-/** The gateway's long-lived parts: registry snapshot, key table, adapters, audit sink, pipeline. */
-export class Gateway {
+/**
+ * The gateway's long-lived parts: registry snapshot, key table, adapters, audit sink, pipeline.
+ * Emits `reload` with each ReloadResult (after the swap).
+ */
+export class Gateway extends EventEmitter<{ reload: [ReloadResult] }> {
   registry: Registry = Registry.empty();
   lastReload: ReloadResult | undefined;
   ready = false;
@@ -59,18 +79,46 @@ export class Gateway {
   readonly health: HealthBook;
   readonly state: StateStore;
   readonly secrets: Set<string>;
+  readonly confirmations: Confirmations;
+  readonly calls: CallRecords;
+  readonly metrics: GatewayMetrics;
+  /** Calls in progress, for the shutdown drain (counted by plugins/drain.ts). */
+  readonly inFlight = new InFlight();
+  /** What /readyz waits for; the MCP pool adds its check here. */
+  readonly readiness = new Readiness();
   private readonly loadCtx: LoadContext;
+  private watcher: ToolsWatcher | undefined;
+  private reloadChain: Promise<unknown> = Promise.resolve();
+  private readonly sweeper: NodeJS.Timeout;
 
   constructor(private readonly opts: GatewayOptions) {
+    super();
     const { config } = opts.loaded;
+    this.metrics = opts.metrics ?? new GatewayMetrics();
     this.secrets = opts.loaded.secrets;
     this.keys = new KeyTable(config.auth);
     this.audit = opts.audit ?? new FileAuditSink(config.audit.file ?? 'data/audit.jsonl');
     this.adapters = { http: new HttpAdapter(), builtin: new BuiltinAdapter(), mcp: noMcp };
     this.loadCtx = { dir: config.tools.dir, env: opts.env, secrets: this.secrets, defaults: config.defaults };
-    this.health = new HealthBook(opts.onBackendState);
+    this.health = new HealthBook((tool, backend, state) => {
+      this.metrics.backendState(tool, backend, state);
+      opts.onBackendState?.(tool, backend, state);
+    });
     this.state = opts.state ?? new MemoryStore();
+    const withKeys = config.auth.mode === 'keys' && config.auth.keys.length > 0;
+    this.confirmations = new Confirmations(this.state, this.audit, config.confirmations, withKeys, opts.now);
+    this.calls = new CallRecords(this.state, (config.confirmations.ttlSeconds + 86400) * 1000);
+    const hook = config.confirmations.webhook;
+    const gate = makeGate({
+      confirmations: this.confirmations,
+      calls: this.calls,
+      secrets: this.secrets,
+      ...(hook ? { onPending: webhookNotifier(hook, (e) => opts.onWarning?.('confirmation webhook failed', e)) } : {}),
+    });
+    this.sweeper = setInterval(() => void this.confirmations.sweep().catch(() => undefined), config.confirmations.sweepIntervalMs);
+    this.sweeper.unref();
     this.pipeline = new CallPipeline({
+      gate,
       registry: () => this.registry,
       adapters: this.adapters,
       audit: this.audit,
@@ -79,16 +127,47 @@ export class Gateway {
       limits: config.limits,
       secrets: this.secrets,
       rng: opts.rng ?? Math.random,
-      ...(opts.onCallEnd ? { onCallEnd: opts.onCallEnd } : {}),
+      onCallEnd: (e) => {
+        this.metrics.callEnded(e);
+        opts.onCallEnd?.(e);
+      },
     });
+    this.metrics.feed({
+      registry: () => ({ tools: this.registry.size, generation: this.registry.generation }),
+      breakers: () => this.registry.tools.flatMap((t) => t.backends.map((b) => ({ tool: t.name, backend: b.id, state: this.health.view(t, b).state }))),
+    });
+    this.readiness.add('registry', () => ({ ready: this.ready, state: this.ready ? 'loaded' : 'loading' }));
+  }
+
+  /** First load of tools.d, then (config `tools.watch`) reloads on every change in it. */
+  async start(): Promise<void> {
+    await this.reload();
+    if (!this.config.tools.watch || this.watcher) return;
+    this.watcher = new ToolsWatcher({
+      dir: this.config.tools.dir,
+      debounceMs: this.config.tools.watchDebounceMs,
+      reload: () => this.reload(),
+      onError: (err, where) => this.opts.log?.error({ err, dir: this.config.tools.dir }, where === 'watch' ? 'cannot watch tools.d' : 'reload failed'),
+    });
+    this.watcher.start();
   }
 
   get config() {
     return this.opts.loaded.config;
   }
 
-  /** Loads tools.d into a new generation and swaps it in; the change is audited. */
-  async reload(): Promise<ReloadResult> {
+  /**
+   * Loads tools.d into a new generation and swaps it in; the change is audited, logged and
+   * counted. One at a time: a reload asked for during another runs after it, and sees its result.
+   */
+  reload(): Promise<ReloadResult> {
+    const run = this.reloadChain.then(() => this.reloadNow());
+    this.reloadChain = run.catch(() => undefined);
+    run.catch(() => this.metrics.reloaded('failed'));
+    return run;
+  }
+
+  private async reloadNow(): Promise<ReloadResult> {
     const before = this.registry;
     const next = await loadToolsDir(this.loadCtx, before.generation === 0 ? undefined : before);
     this.registry = next;
@@ -107,10 +186,16 @@ export class Gateway {
     };
     this.lastReload = result;
     this.audit.write(auditRecord({ event: 'reload', ...result }));
+    this.metrics.reloaded(result);
+    if (this.opts.log) logReload(this.opts.log, result);
+    this.emit('reload', result);
     return result;
   }
 
   async close(): Promise<void> {
+    await this.watcher?.stop();
+    await this.reloadChain;
+    clearInterval(this.sweeper);
     this.health.close();
     await Promise.allSettled(Object.values(this.adapters).map((a) => a.close?.()));
     await this.state.close();

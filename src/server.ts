@@ -2,6 +2,9 @@ import { buildApp } from './app.js';
 import { loadConfig, ConfigError } from './config/load.js';
 import { createLogger } from './logger.js';
 
+/** After a drain timed out and connections were cut: time for aborted calls to write their audit records. */
+const ABORT_GRACE_MS = 2000;
+
 /** Entry point: load config, build the app, listen, close gracefully. The only reader of process.env. */
 async function main(): Promise<void> {
   const env = process.env;
@@ -20,32 +23,35 @@ async function main(): Promise<void> {
 
   const app = await buildApp({ loaded, env, logger });
   const gw = app.gw;
-  for (const p of gw.registry.problems) logger.warn({ file: p.file, line: p.line, path: p.path }, `tool file skipped: ${p.message}`);
   logger.info({ tools: gw.registry.size, generation: gw.registry.generation }, 'registry loaded');
 
   let stopping = false;
   const stop = async (signal: string) => {
     if (stopping) return;
     stopping = true;
-    logger.info({ signal }, 'shutting down: draining in-flight calls');
+    const { drainTimeoutMs } = loaded.config.server;
+    // /readyz answers 503 and new calls get 503 UNAVAILABLE from here on, while the listener stays
+    // open: running calls finish (bounded) before the server closes.
     gw.draining = true;
+    logger.info({ signal, inFlight: gw.inFlight.count, drainTimeoutMs }, 'shutting down: draining in-flight calls');
     const force = setTimeout(() => {
-      logger.error('drain timed out; exiting');
+      logger.error('shutdown did not finish; exiting');
       process.exit(1);
-    }, loaded.config.server.drainTimeoutMs + 5000);
+    }, drainTimeoutMs + 5000);
     force.unref();
-    await app.close();
+    if (!(await gw.inFlight.idle(drainTimeoutMs))) {
+      logger.warn({ inFlight: gw.inFlight.count }, 'drain timed out: cutting the calls still running');
+      app.server.closeAllConnections(); // their abort signals fire: upstream work stops, errors are audited
+      await gw.inFlight.idle(ABORT_GRACE_MS);
+    }
+    await app.close(); // stops listening, then gw.close(): watcher, adapters, state, audit flushed
     logger.info('stopped');
     process.exit(0);
   };
   process.on('SIGTERM', () => void stop('SIGTERM'));
   process.on('SIGINT', () => void stop('SIGINT'));
-  process.on('SIGHUP', () => {
-    void gw.reload().then(
-      (r) => logger.info({ generation: r.generation, tools: r.tools, errors: r.errors.length }, 'tools.d reloaded'),
-      (e: unknown) => logger.error({ err: e }, 'reload failed'),
-    );
-  });
+  // The gateway logs, audits and counts every reload itself.
+  process.on('SIGHUP', () => void gw.reload().catch((e: unknown) => logger.error({ err: e }, 'reload failed')));
 
   const { host, port } = loaded.config.server;
   const address = await app.listen({ host, port });

@@ -1,35 +1,108 @@
-import { mkdirSync, createWriteStream, type WriteStream } from 'node:fs';
+import { mkdirSync, existsSync, statSync } from 'node:fs';
+import { open, rename, type FileHandle } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import type { AuditRecord, AuditSink } from './types.js';
+import { queryFiles, type AuditFilter, type AuditPage } from './query.js';
 
-/** Append-only JSONL audit file. Writes are queued on one stream; flush waits for the OS to have them. */
+export interface FileSinkOptions {
+  /** Rotate when the file would grow past this many bytes (0: never). */
+  maxBytes?: number;
+  /** Rotated files kept: path.1 (newest) … path.N. */
+  keep?: number;
+  /** Buffered records are written at least this often. */
+  flushIntervalMs?: number;
+}
+
+/**
+ * Append-only JSONL audit file. `write` only buffers (off the request path); one promise chain
+ * writes batches in order, rotates by size between batches (never inside a line), and `durable`
+ * waits until a record is on disk (fsync) for decisions that must survive a crash.
+ */
 export class FileAuditSink implements AuditSink {
-  private readonly stream: WriteStream;
+  private handle: Promise<FileHandle>;
+  private size: number;
+  private buffer: string[] = [];
+  private chain: Promise<void> = Promise.resolve();
+  private timer: NodeJS.Timeout | undefined;
   private closed = false;
+  private readonly maxBytes: number;
+  private readonly keep: number;
+  private readonly flushIntervalMs: number;
 
-  constructor(readonly path: string) {
+  constructor(
+    readonly path: string,
+    opts: FileSinkOptions = {},
+  ) {
     mkdirSync(dirname(path), { recursive: true });
-    this.stream = createWriteStream(path, { flags: 'a' });
-    this.stream.on('error', () => {
-      /* surfaced by flush(); a write error must not crash the gateway */
-    });
+    this.maxBytes = opts.maxBytes ?? 64 * 1024 * 1024;
+    this.keep = opts.keep ?? 5;
+    this.flushIntervalMs = opts.flushIntervalMs ?? 25;
+    this.size = existsSync(path) ? statSync(path).size : 0;
+    this.handle = open(path, 'a');
+    this.handle.catch(() => undefined);
   }
 
   write(record: AuditRecord): void {
     if (this.closed) throw new Error('audit sink is closed');
-    this.stream.write(JSON.stringify(record) + '\n');
+    this.buffer.push(JSON.stringify(record) + '\n');
+    this.timer ??= setTimeout(() => void this.flush().catch(() => undefined), this.flushIntervalMs);
+  }
+
+  /** Writes the record and resolves once it is on disk. */
+  async durable(record: AuditRecord): Promise<void> {
+    this.write(record);
+    await this.flush();
+    await (await this.handle).datasync();
   }
 
   flush(): Promise<void> {
-    return new Promise((resolve, reject) => {
-      if (this.stream.writableLength === 0) return resolve();
-      this.stream.write('', (err) => (err ? reject(err) : resolve()));
-    });
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = undefined;
+    const next = this.chain.then(() => this.drain());
+    this.chain = next.catch(() => undefined); // one failed batch must not stop later ones
+    return next;
+  }
+
+  /** Writes what was buffered when this flush was asked for; later records go with the next flush. */
+  private async drain(): Promise<void> {
+    if (this.buffer.length === 0) return;
+    const data = this.buffer.splice(0).join('');
+    const bytes = Buffer.byteLength(data);
+    if (this.maxBytes > 0 && this.size > 0 && this.size + bytes > this.maxBytes) await this.rotate();
+    const fh = await this.handle;
+    await fh.appendFile(data);
+    this.size += bytes;
+  }
+
+  private async rotate(): Promise<void> {
+    const fh = await this.handle;
+    await fh.datasync();
+    await fh.close();
+    for (let i = this.keep - 1; i >= 1; i--) {
+      if (existsSync(`${this.path}.${i}`)) await rename(`${this.path}.${i}`, `${this.path}.${i + 1}`);
+    }
+    await rename(this.path, `${this.path}.1`);
+    this.handle = open(this.path, 'a');
+    this.size = 0;
+  }
+
+  /** Files holding records, oldest first (for the audit query). */
+  files(): string[] {
+    const rotated = Array.from({ length: this.keep }, (_, i) => `${this.path}.${this.keep - i}`).filter((f) => existsSync(f));
+    return [...rotated, this.path];
+  }
+
+  async query(filter: AuditFilter): Promise<AuditPage> {
+    await this.flush();
+    return queryFiles(this.files(), filter);
   }
 
   async close(): Promise<void> {
     if (this.closed) return;
+    await this.flush();
     this.closed = true;
-    await new Promise<void>((resolve) => this.stream.end(resolve));
+    const fh = await this.handle;
+    await fh.datasync();
+    await fh.close();
   }
 }

@@ -54,7 +54,7 @@ export function scrubText(text: string, secrets: ReadonlySet<string>): string {
   let out = text;
   for (const s of secrets) {
     // Very short values (e.g. "1", "true") would mask ordinary text; they are not secrets.
-    if (s.length >= 4 && out.includes(s)) out = out.split(s).join(REDACTED);
+    if (s.length >= 6 && out.includes(s)) out = out.split(s).join(REDACTED);
   }
   return out;
 }

@@ -1,3 +1,5 @@
+import type { AuditFilter, AuditPage } from './query.js';
+
 /** One audit record (SPEC §4): one JSON line in the file sink, one entry in the Redis stream. */
 export interface AuditRecord {
   id: string;
@@ -28,6 +30,10 @@ export interface AuditRecord {
  */
 export interface AuditSink {
   write(record: AuditRecord): void;
+  /** Writes the record and resolves once it is durable: decisions are recorded before they act. */
+  durable(record: AuditRecord): Promise<void>;
   flush(): Promise<void>;
   close(): Promise<void>;
+  /** Reads records back, newest first (GET /v1/audit); a write-only sink leaves it out. */
+  query?(filter: AuditFilter): Promise<AuditPage>;
 }

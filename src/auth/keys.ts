@@ -10,16 +10,24 @@ const ALL_ROLES = new Set(['agent', 'approver', 'admin'] as const);
  */
 export class KeyTable {
   private readonly byDigest = new Map<string, Caller>();
+  private readonly byId = new Map<string, Caller>();
   /** With no key configured (loopback only) or `auth.mode: none`, everyone is this caller. */
   readonly open: Caller | undefined;
 
   constructor(auth: Config['auth']) {
     for (const k of auth.keys) {
       const digest = (k.key ? sha256Hex(k.key) : (k.sha256 as string)).toLowerCase();
-      this.byDigest.set(digest, { id: k.id, roles: new Set(k.roles), toolPatterns: k.tools.map(globToRegExp) });
+      const caller: Caller = { id: k.id, roles: new Set(k.roles), toolPatterns: k.tools.map(globToRegExp) };
+      this.byDigest.set(digest, caller);
+      this.byId.set(k.id, caller);
     }
     const isOpen = auth.mode === 'none' || auth.keys.length === 0;
     this.open = isOpen ? { id: auth.mode === 'none' ? 'anonymous' : 'local', roles: ALL_ROLES, toolPatterns: [/^/] } : undefined;
+  }
+
+  /** A configured caller by id (an approved call runs as the caller that asked for it). */
+  callerById(id: string): Caller | undefined {
+    return this.open?.id === id ? this.open : this.byId.get(id);
   }
 
   /** The caller for an Authorization header value, or undefined when it names no known key. */

@@ -48,6 +48,13 @@ export const ConfigSchema = Type.Object(
       {
         ttlSeconds: Type.Integer({ minimum: 1, default: 900 }),
         fourEyes: Type.Boolean({ default: true }),
+        webhook: Type.Optional(
+          Type.Object(
+            { url: Type.String({ pattern: '^https?://' }), headers: Type.Optional(Type.Record(Type.String(), Type.String())) },
+            { additionalProperties: false, description: 'POSTed on every new pending confirmation' },
+          ),
+        ),
+        sweepIntervalMs: Type.Integer({ minimum: 100, default: 5000, description: 'how often expired confirmations are settled' }),
       },
       { additionalProperties: false, default: {} },
     ),
@@ -85,7 +92,11 @@ export const ConfigSchema = Type.Object(
       { additionalProperties: false, default: {} },
     ),
     tools: Type.Object(
-      { dir: Type.String({ default: 'tools.d' }) },
+      {
+        dir: Type.String({ default: 'tools.d' }),
+        watch: Type.Boolean({ default: true, description: 'reload tools.d on every change in it' }),
+        watchDebounceMs: Type.Integer({ minimum: 0, maximum: 5000, default: 100, description: 'quiet time that ends a burst of changes' }),
+      },
       { additionalProperties: false, default: {} },
     ),
   },

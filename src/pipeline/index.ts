@@ -20,6 +20,8 @@ import { checkLoop } from './loop-guard.js';
 import { normalizeResult } from './normalize.js';
 import { resolveTool } from './resolve.js';
 import { validateArguments } from './validate.js';
+import { checkGuards } from '../guards/index.js';
+import { needsConfirmation } from '../confirm/rule.js';
 
 export interface CallRequest {
   toolName: string;
@@ -28,6 +30,8 @@ export interface CallRequest {
   caller: Caller;
   requestId: string;
   idempotencyKey?: string | undefined;
+  /** Set when running a call that was approved: the gate is passed, and the audit names both. */
+  approval?: { confirmationId: string; approver: string; callId: string } | undefined;
   /** Request headers, for backends' match rules. */
   headers?: Readonly<Record<string, string | string[] | undefined>>;
   /** Aborts when the client goes away. */
@@ -47,6 +51,14 @@ export interface CallResponse {
   result: ToolResult;
 }
 
+/** A gated call (202): it runs when someone allowed to approves it. */
+export interface PendingResponse {
+  callId: string;
+  tool: string;
+  status: 'pending_confirmation';
+  confirmation: { id: string; expiresAt: string; summary: string };
+}
+
 export interface PipelineDeps {
   registry: () => Registry;
   adapters: Adapters;
@@ -56,11 +68,21 @@ export interface PipelineDeps {
   limits: Config['limits'];
   secrets: ReadonlySet<string>;
   rng: Rng;
+  /** The gate stage: opens a confirmation for a call that needs one. */
+  gate: (tool: CompiledTool, args: Record<string, unknown>, req: CallRequest, callId: string) => Promise<PendingResponse>;
   /** Told of every finished call (metrics). */
   onCallEnd?: (e: { tool: string; backend: string; outcome: 'ok' | 'error' | 'fallback'; errorCode?: string; seconds: number }) => void;
 }
 
-type Outcome = 'ok' | 'error' | 'fallback';
+type Outcome = 'ok' | 'error' | 'fallback' | 'pending_confirmation';
+interface Finish {
+  outcome: Outcome;
+  backend: string | undefined;
+  durationMs: number;
+  errorCode?: string;
+  responseHash?: string;
+  confirmationId?: string;
+}
 
 /**
  * The composer: resolve → validate → idempotency → loop guard → bulkhead → execute (routing,
@@ -69,15 +91,15 @@ type Outcome = 'ok' | 'error' | 'fallback';
  */
 export class CallPipeline {
   private readonly bulkhead = new Bulkhead();
-  private readonly idempotency: Idempotency<CallResponse>;
+  private readonly idempotency: Idempotency<CallResponse | PendingResponse>;
 
   constructor(private readonly deps: PipelineDeps) {
     this.idempotency = new Idempotency(deps.state, deps.limits.idempotencyTtlSeconds * 1000);
   }
 
-  async call(req: CallRequest, fallbackDepth = 0): Promise<CallResponse> {
+  async call(req: CallRequest, fallbackDepth = 0): Promise<CallResponse | PendingResponse> {
     const started = performance.now();
-    const callId = newId('c');
+    const callId = req.approval?.callId ?? newId('c');
     const trail = newTrail();
     let tool: CompiledTool | undefined;
     let backend: string | undefined;
@@ -86,17 +108,24 @@ export class CallPipeline {
     try {
       tool = resolveTool(this.deps.registry(), req.toolName, req.caller);
       const args = validateArguments(tool, req.args);
+      checkGuards(tool, args);
       const argsDigest = digest(args);
       const idemDigest = digest({ tool: tool.name, args });
-      if (req.idempotencyKey) {
+      if (req.idempotencyKey && !req.approval) {
         const prior = await this.idempotency.begin(caller, req.idempotencyKey, idemDigest);
-        if (prior) {
-          this.finish(req, tool, prior.replay.callId, { ...prior.replay.policy, replayed: true }, { outcome: 'ok', backend: prior.replay.backend, durationMs: 0, responseHash: prior.replay.responseHash }, started);
-          return { ...prior.replay, policy: { ...prior.replay.policy, replayed: true } };
-        }
+        if (prior) return this.replay(req, tool, prior.replay, started);
         claimed = true;
       }
-      await checkLoop(this.deps.state, this.deps.limits, { caller, sessionId: req.sessionId, tool: tool.name, argsDigest });
+      if (!req.approval) {
+        await checkLoop(this.deps.state, this.deps.limits, { caller, sessionId: req.sessionId, tool: tool.name, argsDigest });
+        if (needsConfirmation(tool.confirm, args)) {
+          const pending = await this.deps.gate(tool, args, req, callId);
+          if (claimed) await this.idempotency.complete(caller, req.idempotencyKey as string, idemDigest, pending);
+          const durationMs = Math.round(performance.now() - started);
+          this.finish(req, tool, callId, trail, { outcome: 'pending_confirmation', backend: undefined, durationMs, confirmationId: pending.confirmation.id }, started);
+          return pending;
+        }
+      }
       const { result, usedBackend, fallback } = await this.run(tool, args, req, trail, fallbackDepth);
       backend = usedBackend;
       const durationMs = Math.round(performance.now() - started);
@@ -124,6 +153,16 @@ export class CallPipeline {
     }
   }
 
+  private replay(req: CallRequest, tool: CompiledTool, prior: CallResponse | PendingResponse, started: number): CallResponse | PendingResponse {
+    if (prior.status === 'pending_confirmation') {
+      this.finish(req, tool, prior.callId, { ...newTrail(), replayed: true }, { outcome: 'pending_confirmation', backend: undefined, durationMs: 0, confirmationId: prior.confirmation.id }, started);
+      return prior;
+    }
+    const policy = { ...prior.policy, replayed: true };
+    this.finish(req, tool, prior.callId, policy, { outcome: 'ok', backend: prior.backend, durationMs: 0, responseHash: prior.responseHash }, started);
+    return { ...prior, policy };
+  }
+
   /** Bulkhead, execute, and on a backend failure the tool's fallback. */
   private async run(tool: CompiledTool, args: Record<string, unknown>, req: CallRequest, trail: PolicyTrail, depth: number) {
     const release = this.bulkhead.acquire(tool);
@@ -140,6 +179,7 @@ export class CallPipeline {
       if (!plan || !isGatewayError(e)) throw e;
       if (plan.kind === 'tool') {
         const other = await this.call({ ...req, toolName: plan.tool, args, idempotencyKey: undefined }, depth + 1);
+        if (other.status !== 'ok') throw e; // a gated fallback cannot answer now
         trail.fallback = { kind: 'tool', reason: e.code, tool: other.tool };
         return { result: other.result, usedBackend: `${other.tool}/${other.backend}`, fallback: trail.fallback };
       }
@@ -155,7 +195,7 @@ export class CallPipeline {
     tool: CompiledTool | undefined,
     callId: string,
     trail: PolicyTrail,
-    out: { outcome: Outcome; backend: string | undefined; durationMs: number; errorCode?: string; responseHash?: string },
+    out: Finish,
     started: number,
   ): void {
     const toolName = tool?.name ?? req.toolName;
@@ -176,9 +216,11 @@ export class CallPipeline {
         durationMs: out.durationMs,
         responseHash: out.responseHash,
         policy: { ...trail },
+        ...(out.confirmationId ?? req.approval ? { confirmationId: out.confirmationId ?? req.approval?.confirmationId } : {}),
+        ...(req.approval ? { approver: req.approval.approver } : {}),
       }),
     );
-    if (tool) {
+    if (tool && out.outcome !== 'pending_confirmation') {
       this.deps.onCallEnd?.({
         tool: tool.name,
         backend: out.backend ?? 'none',

@@ -49,6 +49,15 @@ export const CallResponse = Type.Object({
   fallback: Type.Union([Type.Null(), AnyObject]),
   policy: AnyObject,
   result: Type.Ref('ToolResult'),
+  confirmationId: Type.Optional(Type.String({ description: 'set when the call ran after an approval' })),
+  approver: Type.Optional(Type.String()),
+});
+
+export const PendingResponse = Type.Object({
+  callId: Type.String(),
+  tool: Type.String(),
+  status: Type.Literal('pending_confirmation'),
+  confirmation: Type.Object({ id: Type.String(), expiresAt: Type.String(), summary: Type.String() }),
 });
 
 export const ToolNameParams = Type.Object({ name: Type.String({ minLength: 1, maxLength: 256 }) });

@@ -5,7 +5,7 @@ import { canSee } from '../auth/caller.js';
 import { formatTool, type ToolFormat } from '../tools/formats.js';
 import { resolveTool } from '../pipeline/resolve.js';
 import { GatewayError } from '../errors.js';
-import { CallBody, CallResponse, ToolListQuery, ToolNameParams, errorResponses } from './schemas.js';
+import { CallBody, CallResponse, PendingResponse, ToolListQuery, ToolNameParams, errorResponses } from './schemas.js';
 
 /** GET /v1/tools, GET /v1/tools/{name}, POST /v1/tools/{name}/call: thin handlers over the gateway. */
 export async function toolRoutes(app: FastifyInstance, opts: { gw: Gateway }): Promise<void> {
@@ -68,17 +68,17 @@ export async function toolRoutes(app: FastifyInstance, opts: { gw: Gateway }): P
         tags: ['calls'],
         params: ToolNameParams,
         body: CallBody,
-        response: { 200: CallResponse, ...errorResponses(400, 401, 403, 404, 409, 413, 422, 429, 502, 503, 504) },
+        response: { 200: CallResponse, 202: PendingResponse, ...errorResponses(400, 401, 403, 404, 409, 413, 422, 429, 502, 503, 504) },
       },
     },
-    async (req) => {
+    async (req, reply) => {
       const ac = new AbortController();
       const onClose = () => {
         if (!req.raw.complete || req.raw.socket.destroyed) ac.abort();
       };
       req.raw.socket.once('close', onClose);
       try {
-        return await gw.pipeline.call({
+        const out = await gw.pipeline.call({
           toolName: req.params.name,
           args: req.body?.arguments ?? {},
           sessionId: req.body?.sessionId,
@@ -88,6 +88,8 @@ export async function toolRoutes(app: FastifyInstance, opts: { gw: Gateway }): P
           headers: req.headers,
           signal: ac.signal,
         });
+        if (out.status === 'pending_confirmation') reply.code(202).header('location', `/v1/calls/${out.callId}`);
+        return out;
       } finally {
         req.raw.socket.off('close', onClose);
       }

@@ -8,6 +8,7 @@ interface Entry {
 /** The in-memory store: one process, one gateway. Expiry is checked on read and swept now and then. */
 export class MemoryStore implements StateStore {
   private readonly map = new Map<string, Entry>();
+  private readonly sets = new Map<string, Set<string>>();
   private ops = 0;
 
   constructor(private readonly now: () => number = Date.now) {}
@@ -58,6 +59,20 @@ export class MemoryStore implements StateStore {
     return Number(e.value);
   }
 
+  async addToSet(key: string, member: string): Promise<void> {
+    let set = this.sets.get(key);
+    if (!set) this.sets.set(key, (set = new Set()));
+    set.add(member);
+  }
+
+  async removeFromSet(key: string, member: string): Promise<void> {
+    this.sets.get(key)?.delete(member);
+  }
+
+  async members(key: string): Promise<string[]> {
+    return [...(this.sets.get(key) ?? [])];
+  }
+
   async ttl(key: string): Promise<number | undefined> {
     const e = this.live(key);
     return e ? e.expiresAt - this.now() : undefined;
@@ -65,5 +80,6 @@ export class MemoryStore implements StateStore {
 
   async close(): Promise<void> {
     this.map.clear();
+    this.sets.clear();
   }
 }

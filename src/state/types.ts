@@ -10,6 +10,10 @@ export interface StateStore {
   delete(key: string): Promise<void>;
   /** Adds one to a counter; its window (TTL) starts with the first increment. Returns the new count. */
   increment(key: string, windowMs: number): Promise<number>;
+  /** Set membership, for small indexes such as the pending confirmations. */
+  addToSet(key: string, member: string): Promise<void>;
+  removeFromSet(key: string, member: string): Promise<void>;
+  members(key: string): Promise<string[]>;
   /** Milliseconds until `key` expires, or undefined when absent. */
   ttl(key: string): Promise<number | undefined>;
   close(): Promise<void>;

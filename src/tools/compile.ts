@@ -6,7 +6,10 @@ import { parseJsonTemplate, parseTemplate } from '../util/template.js';
 import type { FileProblem } from '../util/source.js';
 import { BUILTIN_NAMES } from '../adapters/builtin/index.js';
 import { compileMatch } from '../routing/match.js';
+import { compileGuard, guardKindProblem } from '../guards/index.js';
+import { compileConfirm } from '../confirm/rule.js';
 import type { BackendFile, ToolFile } from './schema.js';
+import { compileValidator } from './lazy-validator.js';
 import type { BackendTarget, CompiledBackend, CompiledTool } from './types.js';
 
 export interface CompileContext {
@@ -43,6 +46,25 @@ export function compileTool(file: ToolFile, ctx: CompileContext): CompiledTool |
     problem('/retry/attempts', 'a tool that is not idempotent is never retried; set idempotent: true or attempts: 1');
   }
 
+  const guards = (file.guards ?? []).flatMap((g, i) => {
+    const kind = guardKindProblem(g);
+    if (kind) return problem(`/guards/${i}`, kind), [];
+    try {
+      return [compileGuard(g)];
+    } catch (e) {
+      return problem(`/guards/${i}`, (e as Error).message), [];
+    }
+  });
+  if (typeof file.confirm === 'object') {
+    file.confirm.when.forEach((c, i) => {
+      if (c.matches === undefined) return;
+      try {
+        new RegExp(c.matches);
+      } catch (e) {
+        problem(`/confirm/when/${i}/matches`, (e as Error).message);
+      }
+    });
+  }
   const ids = new Set<string>();
   const backends: CompiledBackend[] = [];
   file.backends.forEach((b, i) => {
@@ -78,7 +100,8 @@ export function compileTool(file: ToolFile, ctx: CompileContext): CompiledTool |
     outputSchema: file.outputSchema,
     sideEffect: file.sideEffect,
     idempotent,
-    confirm: file.confirm ?? (file.sideEffect === 'destructive' || file.sideEffect === 'external'),
+    confirm: compileConfirm(file.confirm ?? (file.sideEffect === 'destructive' || file.sideEffect === 'external')),
+    guards,
     timeoutMs: file.timeoutMs ?? kindTimeout,
     retry: {
       attempts: file.retry?.attempts ?? (idempotent ? Math.min(3, backends.length) : 1),
@@ -123,9 +146,7 @@ function compileSchema(
   problem: (path: string, message: string) => void,
 ): ValidateFunction | undefined {
   try {
-    const fn = ajv.compile(schema);
-    ajv.removeSchema(schema); // no cache growth across reloads; the function stays valid
-    return fn;
+    return compileValidator(ajv, schema); // checked now, compiled on first use (cold loads stay fast)
   } catch (e) {
     problem(path, `not a valid JSON Schema: ${(e as Error).message}`);
     return undefined;

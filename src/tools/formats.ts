@@ -24,7 +24,7 @@ export function toToolgate(t: CompiledTool) {
     ...(t.outputSchema ? { outputSchema: t.outputSchema } : {}),
     sideEffect: t.sideEffect,
     idempotent: t.idempotent,
-    confirm: t.confirm,
+    confirm: typeof t.confirm === 'boolean' ? t.confirm : `when ${t.confirm.describe}`,
     timeoutMs: t.timeoutMs,
     deprecated: t.deprecated !== undefined,
     ...(t.deprecated?.replacement ? { replacement: t.deprecated.replacement } : {}),

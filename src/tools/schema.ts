@@ -48,6 +48,39 @@ const Backend = Obj({
   builtin: Type.Optional(Type.String({ minLength: 1, description: 'an in-process tool: echo, delay' })),
 });
 
+const ArgPath = Type.String({ minLength: 1, description: 'the argument checked: a name, a dotted path or a JSON pointer' });
+
+const Guard = Obj(
+  {
+    arg: ArgPath,
+    pathPrefixes: Type.Optional(Type.Array(Type.String({ minLength: 1 }), { minItems: 1, description: 'the path must stay under one of these' })),
+    deny: Type.Optional(Type.Array(Type.String({ minLength: 1 }), { minItems: 1, description: 'regular expressions (case-insensitive) the value must not match' })),
+    readOnlySql: Type.Optional(Type.Literal(true, { description: 'the value must be one SELECT statement' })),
+    urlHosts: Type.Optional(Type.Array(Type.String({ minLength: 1 }), { description: 'host globs a URL may name; [] with allowPrivate: false means any public host' })),
+    allowPrivate: Type.Optional(Type.Boolean({ description: 'allow private, loopback and metadata addresses (default false)' })),
+  },
+  'one check on one argument, after schema validation and before the gate',
+);
+
+const ConfirmRule = Obj(
+  {
+    when: Type.Array(
+      Obj({
+        arg: ArgPath,
+        gt: Type.Optional(Type.Number()),
+        gte: Type.Optional(Type.Number()),
+        lt: Type.Optional(Type.Number()),
+        lte: Type.Optional(Type.Number()),
+        equals: Type.Optional(Type.Union([Type.String(), Type.Number(), Type.Boolean()])),
+        notUnder: Type.Optional(Type.String({ minLength: 1, description: 'a path outside this prefix' })),
+        matches: Type.Optional(Type.String({ minLength: 1, description: 'a regular expression' })),
+      }),
+      { minItems: 1, description: 'confirmation is asked when any condition holds' },
+    ),
+  },
+  'ask for confirmation only when a condition holds',
+);
+
 const Fallback = Type.Union([
   Obj({ tool: ToolName }),
   Obj({ result: Type.Unknown() }),
@@ -68,7 +101,8 @@ export const ToolFileSchema = Obj(
     outputSchema: Type.Optional(JsonSchemaObject('JSON Schema the upstream response must match')),
     sideEffect: SideEffect,
     idempotent: Type.Optional(Type.Boolean()),
-    confirm: Type.Optional(Type.Boolean()),
+    confirm: Type.Optional(Type.Union([Type.Boolean(), ConfirmRule])),
+    guards: Type.Optional(Type.Array(Guard)),
     timeoutMs: Type.Optional(PositiveInt({ maximum: 3_600_000, description: 'whole call, all attempts included' })),
     retry: Type.Optional(
       Obj({
@@ -117,3 +151,5 @@ export type BackendFile = Static<typeof Backend>;
 export type HttpBackendFile = Static<typeof HttpBackend>;
 export type SideEffectValue = Static<typeof SideEffect>;
 export type FallbackFile = Static<typeof Fallback>;
+export type GuardFile = Static<typeof Guard>;
+export type ConfirmRuleFile = Static<typeof ConfirmRule>;

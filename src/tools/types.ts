@@ -2,6 +2,8 @@ import type { ValidateFunction } from 'ajv';
 import type { Role } from '../config/schema.js';
 import type { JsonTemplate, Template } from '../util/template.js';
 import type { CompiledMatch } from '../routing/match.js';
+import type { CompiledGuard } from '../guards/index.js';
+import type { ConfirmPolicy } from '../confirm/rule.js';
 import type { FallbackFile, SideEffectValue } from './schema.js';
 
 /** The compiled, immutable form of a tool: everything a call needs, prepared at load time. */
@@ -51,7 +53,8 @@ export interface CompiledTool {
   readonly outputSchema: Readonly<Record<string, unknown>> | undefined;
   readonly sideEffect: SideEffectValue;
   readonly idempotent: boolean;
-  readonly confirm: boolean;
+  readonly confirm: ConfirmPolicy;
+  readonly guards: readonly CompiledGuard[];
   readonly timeoutMs: number;
   readonly retry: { readonly attempts: number; readonly backoffMs: number; readonly tryTimeoutMs: number | undefined };
   readonly breaker: {

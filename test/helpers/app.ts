@@ -33,6 +33,9 @@ export interface TestGatewayOptions {
   config?: Record<string, unknown>;
   env?: Env;
   rng?: Rng;
+  now?: () => number;
+  /** Watch tools.d (default off here: most tests reload explicitly and count reloads). */
+  watch?: boolean;
   onBackendState?: (tool: string, backend: string, state: string) => void;
 }
 
@@ -46,7 +49,7 @@ export async function startGateway(opts: TestGatewayOptions = {}): Promise<TestG
     writeFileSync(join(toolsDir, file), typeof tool === 'string' ? tool : file.endsWith('.json') ? JSON.stringify(tool) : stringify(tool));
   for (const [file, tool] of Object.entries(opts.tools ?? {})) writeTool(file, tool);
   const configFile = join(dir, 'gateway.yaml');
-  writeFileSync(configFile, stringify({ audit: { file: auditFile }, tools: { dir: toolsDir }, ...opts.config }));
+  writeFileSync(configFile, stringify({ audit: { file: auditFile }, tools: { dir: toolsDir, watch: opts.watch ?? false }, ...opts.config }));
   const env = opts.env ?? {};
   const waiters: { tool: string; backend: string; state: string; resolve: () => void }[] = [];
   const onBackendState = (tool: string, backend: string, state: string) => {
@@ -62,6 +65,7 @@ export async function startGateway(opts: TestGatewayOptions = {}): Promise<TestG
     env,
     logger: false,
     ...(opts.rng ? { rng: opts.rng } : {}),
+    ...(opts.now ? { now: opts.now } : {}),
     onBackendState,
   });
   return {

@@ -27,7 +27,7 @@ describe('config loading', () => {
     expect(config.server).toMatchObject({ host: '127.0.0.1', port: 8080, bodyLimitBytes: 1048576 });
     expect(config.auth).toEqual({ mode: 'keys', keys: [] });
     expect(config.audit).toEqual({ file: 'data/audit.jsonl' });
-    expect(config.confirmations).toEqual({ ttlSeconds: 900, fourEyes: true });
+    expect(config.confirmations).toMatchObject({ ttlSeconds: 900, fourEyes: true });
     expect(config.defaults.timeoutMs).toEqual({ builtin: 5000, http: 30000, mcp: 30000 });
     expect(config.limits).toMatchObject({ loopRepeats: 3, loopWindowSeconds: 120 });
     expect(config.state.redis).toBeUndefined();

@@ -1,0 +1,49 @@
+import type { ErrorBody } from '../errors.js';
+import type { StateStore } from '../state/types.js';
+
+export type CallStatus = 'pending_confirmation' | 'running' | 'ok' | 'error' | 'rejected' | 'expired' | 'interrupted';
+
+/** What GET /v1/calls/{callId} shows: a gated (or long-running) call from its start to its result. */
+export interface CallRecord {
+  callId: string;
+  tool: string;
+  caller: string;
+  sessionId?: string | undefined;
+  status: CallStatus;
+  confirmationId?: string;
+  approver?: string;
+  createdAt: string;
+  updatedAt: string;
+  /** The 200 body of a finished call. */
+  response?: unknown;
+  error?: ErrorBody['error'];
+}
+
+/** Call records in the state store, kept for `retentionMs` after their last change. */
+export class CallRecords {
+  constructor(
+    private readonly store: StateStore,
+    private readonly retentionMs: number,
+  ) {}
+
+  private key(id: string): string {
+    return `toolgate:call:${id}`;
+  }
+
+  async put(record: CallRecord): Promise<void> {
+    await this.store.set(this.key(record.callId), JSON.stringify(record), this.retentionMs);
+  }
+
+  async get(callId: string): Promise<CallRecord | undefined> {
+    const raw = await this.store.get(this.key(callId));
+    return raw === undefined ? undefined : (JSON.parse(raw) as CallRecord);
+  }
+
+  async update(callId: string, change: Partial<CallRecord>): Promise<CallRecord | undefined> {
+    const cur = await this.get(callId);
+    if (!cur) return undefined;
+    const next = { ...cur, ...change, updatedAt: new Date().toISOString() };
+    await this.put(next);
+    return next;
+  }
+}

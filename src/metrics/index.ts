@@ -1,0 +1,110 @@
+import { Registry } from 'prom-client';
+import { ERROR_CATALOGUE } from '../errors.js';
+import type { BackendState } from '../resilience/health.js';
+import { defineMetrics, type MetricSet, type MetricSources } from './definitions.js';
+import { processMetrics } from './process.js';
+
+export { BREAKER_VALUE, CALL_BUCKETS, type MetricSources } from './definitions.js';
+
+/** What the pipeline reports of each finished call (PipelineDeps['onCallEnd']). */
+export interface CallEnd {
+  tool: string;
+  backend: string;
+  outcome: 'ok' | 'error' | 'fallback';
+  errorCode?: string;
+  seconds: number;
+}
+
+const nothing: MetricSources = {
+  registry: () => ({ tools: 0, generation: 0 }),
+  breakers: () => [],
+  confirmationsPending: () => 0,
+  mcpConnections: () => [],
+};
+
+/**
+ * The gateway's metrics: the toolgate_ set on one prom-client Registry per instance (tests build
+ * many apps; prom-client's global registry would mix them), exposed with Node's default process
+ * metrics (one collector per process, see process.ts).
+ * Counters are fed by events (calls, breaker transitions, reloads); gauges are read at scrape time
+ * from sources the gateway's parts plug in with `feed()`.
+ */
+export class GatewayMetrics {
+  readonly registry = new Registry();
+  private readonly m: MetricSet;
+  private readonly process: Registry | undefined;
+  private sources: MetricSources = { ...nothing };
+
+  constructor(opts: { defaultMetrics?: boolean } = {}) {
+    this.process = opts.defaultMetrics === false ? undefined : processMetrics();
+    this.m = defineMetrics(this.registry, () => this.sources);
+    // Both results exist from the start, so rate() and absent() alerts work before the first error.
+    this.m.reloads.inc({ result: 'ok' }, 0);
+    this.m.reloads.inc({ result: 'error' }, 0);
+  }
+
+  /**
+   * Plugs in what scrapes read: `registry` and `breakers` (the gateway), `confirmationsPending`
+   * (the confirmation store), `mcpConnections` (the MCP pool).
+   */
+  feed(sources: Partial<MetricSources>): void {
+    this.sources = { ...this.sources, ...sources };
+  }
+
+  /** The pipeline's onCallEnd: only calls whose tool resolved arrive here, so names are bounded. */
+  callEnded(e: CallEnd): void {
+    this.m.calls.inc({ tool: e.tool, backend: e.backend, outcome: e.outcome });
+    this.m.callDuration.observe({ tool: e.tool }, e.seconds);
+    if (e.outcome === 'error') {
+      const code = e.errorCode !== undefined && e.errorCode in ERROR_CATALOGUE ? e.errorCode : 'INTERNAL';
+      this.m.callErrors.inc({ tool: e.tool, code });
+    }
+  }
+
+  /** The HealthBook's onState: breaker transitions (the state gauge itself is read at scrape time). */
+  backendState(tool: string, backend: string, state: BackendState): void {
+    this.m.breakerTransitions.inc({ tool, backend, state });
+  }
+
+  /** One reload done (`failed`: it threw). Series of removed tools go, so label sets track the registry. */
+  reloaded(result: { errors: readonly unknown[]; removed: readonly string[] } | 'failed'): void {
+    if (result === 'failed') {
+      this.m.reloads.inc({ result: 'error' });
+      return;
+    }
+    this.m.reloads.inc({ result: result.errors.length > 0 ? 'error' : 'ok' });
+    if (result.removed.length > 0) void this.forget(new Set(result.removed));
+  }
+
+  /** The prefilter's time to rank one query. */
+  observeRoute(seconds: number): void {
+    this.m.routeDuration.observe(seconds);
+  }
+
+  /** The text exposition and its content type. */
+  async exposition(): Promise<{ contentType: string; text: string }> {
+    const all = this.process ? Registry.merge([this.process, this.registry]) : this.registry;
+    return { contentType: this.registry.contentType, text: await all.metrics() };
+  }
+
+  private async forget(tools: ReadonlySet<string>): Promise<void> {
+    const { calls, callErrors, callDuration, breakerTransitions } = this.m;
+    await Promise.all([dropTools(calls, tools), dropTools(callErrors, tools), dropTools(callDuration, tools), dropTools(breakerTransitions, tools)]);
+  }
+}
+
+type Labels<T extends string> = Partial<Record<T, string | number>>;
+
+/** Removes every series of a metric whose `tool` label is one of `tools` (histogram buckets included). */
+async function dropTools<T extends string>(
+  metric: { get(): Promise<{ values: { labels: Labels<T> }[] }>; remove(labels: Labels<T>): void },
+  tools: ReadonlySet<string>,
+): Promise<void> {
+  const series = new Map<string, Labels<T>>();
+  for (const { labels } of (await metric.get()).values) {
+    const own = Object.fromEntries(Object.entries(labels).filter(([k]) => k !== 'le')) as Labels<T>;
+    const tool: unknown = (own as Record<string, unknown>)['tool'];
+    if (typeof tool === 'string' && tools.has(tool)) series.set(JSON.stringify(own), own);
+  }
+  for (const labels of series.values()) metric.remove(labels);
+}

@@ -1,0 +1,85 @@
+import { describe, expect, it } from 'vitest';
+import { mkdtempSync, mkdirSync, symlinkSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathAllowed } from '../../src/guards/path.js';
+import { readOnlySqlProblem } from '../../src/guards/sql.js';
+import { isPrivateHost, urlProblem } from '../../src/guards/url.js';
+
+describe('path guard', () => {
+  const allow = ['/srv/shared'];
+  it.each(['/srv/shared', '/srv/shared/a.txt', '/srv/shared/dir/../b.txt', 'srv/shared/c', '/srv/shared/./d'])('allows %s', (p) => {
+    expect(pathAllowed(p, allow)).toBe(true);
+  });
+  it.each([
+    '/srv/shared/../../etc/passwd',
+    '../etc/passwd',
+    '/srv/shared/%2e%2e/%2e%2e/etc/passwd',
+    '/srv/shared/..%2f..%2fetc/passwd',
+    '/srv/shared/%252e%252e/secret',
+    '/srv/shared\\..\\..\\etc\\passwd',
+    '/srv/shared-evil/x',
+    '/srv/shared/\u0000/x',
+    '/etc/passwd',
+  ])('refuses %s', (p) => {
+    expect(pathAllowed(p, allow)).toBe(false);
+  });
+  it('follows a local symlink that leads out of the prefix', () => {
+    const root = mkdtempSync(join(tmpdir(), 'toolgate-guard-'));
+    mkdirSync(join(root, 'shared'));
+    mkdirSync(join(root, 'private'));
+    symlinkSync(join(root, 'private'), join(root, 'shared', 'link'));
+    expect(pathAllowed(join(root, 'shared', 'ok.txt'), [join(root, 'shared')])).toBe(true);
+    expect(pathAllowed(join(root, 'shared', 'link'), [join(root, 'shared')])).toBe(false);
+  });
+});
+
+describe('read-only SQL guard', () => {
+  it.each(['SELECT 1', 'select * from t where a = 1;', "SELECT ';DROP TABLE x' FROM t", 'WITH x AS (SELECT 1) SELECT * FROM x', '/* hi */ SELECT a -- trailing\nFROM t'])(
+    'allows %s',
+    (sql) => expect(readOnlySqlProblem(sql)).toBeUndefined(),
+  );
+  it.each([
+    ['SELECT 1; DROP TABLE users', 'one statement'],
+    ['DELETE FROM users', 'only SELECT'],
+    ['-- comment\nDELETE FROM t', 'only SELECT'],
+    ['WITH d AS (DELETE FROM t RETURNING *) SELECT * FROM d', 'DELETE'],
+    ['SELECT * INTO new_table FROM t', 'INTO'],
+    ['SELECT * FROM t FOR UPDATE', 'UPDATE'],
+    ['SELECT * FROM t FOR SHARE', 'lock'],
+    ['select 1;/* */ update t set a=1', 'one statement'],
+    ['', 'empty'],
+  ])('refuses %s', (sql, why) => {
+    expect(readOnlySqlProblem(sql)).toContain(why);
+  });
+});
+
+describe('URL guard', () => {
+  it.each([
+    'http://169.254.169.254/latest/meta-data/',
+    'http://2852039166/',
+    'http://0xA9FEA9FE/',
+    'http://[::ffff:169.254.169.254]/',
+    'http://127.0.0.1:8080/admin',
+    'http://localhost/',
+    'http://10.0.0.5/',
+    'http://[::1]/',
+    'http://metadata.google.internal/computeMetadata/v1/',
+    'http://192.168.1.1/',
+  ])('refuses the internal address %s', (url) => {
+    expect(urlProblem(url, undefined, false)).toMatch(/private|loopback|metadata/);
+  });
+  it('allows public hosts, and applies an allow-list', () => {
+    expect(urlProblem('https://api.example.com/v1', undefined, false)).toBeUndefined();
+    expect(urlProblem('https://api.example.com/v1', ['*.example.com'], false)).toBeUndefined();
+    expect(urlProblem('https://evil.test/', ['*.example.com'], false)).toContain('allow-list');
+    expect(urlProblem('file:///etc/passwd', undefined, false)).toContain('scheme');
+    expect(urlProblem('http://user:pw@example.com/', undefined, false)).toContain('credentials');
+    expect(urlProblem('http://127.0.0.1/', undefined, true)).toBeUndefined();
+  });
+  it('knows IPv6 private ranges', () => {
+    expect(isPrivateHost('fd00::1')).toBe(true);
+    expect(isPrivateHost('fe80::1')).toBe(true);
+    expect(isPrivateHost('2001:db8::1')).toBe(false);
+  });
+});

@@ -1,0 +1,54 @@
+import { describe, expect, it } from 'vitest';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { stringify } from 'yaml';
+import { createAjv } from '../../src/util/ajv.js';
+import { compileValidator } from '../../src/tools/lazy-validator.js';
+import { loadToolsDir, type LoadContext } from '../../src/tools/loader.js';
+import { loadConfig } from '../../src/config/load.js';
+
+const defaults = loadConfig({ file: 'config/gateway.yaml', env: {} }).config.defaults;
+const tool = (name: string, extra: Record<string, unknown> = {}) => ({
+  name,
+  description: name,
+  sideEffect: 'none',
+  inputSchema: { type: 'object', required: ['n'], properties: { n: { type: 'integer' } } },
+  backends: [{ id: 'b', builtin: 'echo' }],
+  ...extra,
+});
+
+describe('tool schemas: checked at load, compiled on first use', () => {
+  const ajv = createAjv();
+
+  it('validates like a compiled validator, errors included', () => {
+    const v = compileValidator(ajv, { type: 'object', required: ['n'], properties: { n: { type: 'integer', maximum: 3 } } });
+    expect(v({ n: 2 })).toBe(true);
+    expect(v.errors).toBeNull();
+    expect(v({ n: 9 })).toBe(false);
+    expect(v.errors?.[0]).toMatchObject({ instancePath: '/n', keyword: 'maximum' });
+    expect(v({})).toBe(false);
+    expect(v.errors?.[0]).toMatchObject({ keyword: 'required' });
+  });
+
+  it('still finds a bad type, a bad regex and an unresolvable $ref at load', () => {
+    expect(() => compileValidator(ajv, { type: 'object', properties: { a: { type: 'nonsense' } } })).toThrow(/schema is invalid/);
+    expect(() => compileValidator(ajv, { type: 'object', properties: { a: { type: 'string', pattern: '([a-' } } })).toThrow(/Invalid regular expression/);
+    expect(() => compileValidator(ajv, { type: 'object', properties: { a: { $ref: '#/$defs/missing' } } })).toThrow(/resolve reference/);
+  });
+});
+
+describe('loadToolsDir on reload', () => {
+  it('keeps the compiled tools of unchanged files, and recompiles the changed one', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'toolgate-reuse-'));
+    writeFileSync(join(dir, 'a.yaml'), stringify(tool('r.a')));
+    writeFileSync(join(dir, 'b.yaml'), stringify(tool('r.b')));
+    const ctx: LoadContext = { dir, env: {}, secrets: new Set(), defaults };
+    const first = await loadToolsDir(ctx);
+    writeFileSync(join(dir, 'b.yaml'), stringify(tool('r.b', { description: 'changed' })));
+    const second = await loadToolsDir(ctx, first);
+    expect(second.get('r.a')).toBe(first.get('r.a'));
+    expect(second.get('r.b')).not.toBe(first.get('r.b'));
+    expect(second.get('r.b')?.description).toBe('changed');
+  });
+});
