@@ -15,6 +15,7 @@ import { registerDrain } from './plugins/drain.js';
 import { confirmationRoutes } from './routes/confirmations.js';
 import { callRoutes } from './routes/calls.js';
 import { auditRoutes } from './routes/audit.js';
+import { routeRoutes } from './routes/route.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -80,6 +81,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     await api.register(confirmationRoutes, { gw });
     await api.register(callRoutes, { gw });
     await api.register(auditRoutes, { gw });
+    await api.register(routeRoutes, { gw, observe: (s) => gw.metrics.observeRoute(s) });
   });
 
   await gw.start();

@@ -134,6 +134,7 @@ export class Gateway extends EventEmitter<{ reload: [ReloadResult] }> {
     });
     this.metrics.feed({
       registry: () => ({ tools: this.registry.size, generation: this.registry.generation }),
+      confirmationsPending: () => this.confirmations.pendingCount,
       breakers: () => this.registry.tools.flatMap((t) => t.backends.map((b) => ({ tool: t.name, backend: b.id, state: this.health.view(t, b).state }))),
     });
     this.readiness.add('registry', () => ({ ready: this.ready, state: this.ready ? 'loaded' : 'loading' }));

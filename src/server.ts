@@ -1,4 +1,5 @@
 import { buildApp } from './app.js';
+import { indexFor } from './prefilter/registry-index.js';
 import { loadConfig, ConfigError } from './config/load.js';
 import { createLogger } from './logger.js';
 
@@ -56,6 +57,10 @@ async function main(): Promise<void> {
   const { host, port } = loaded.config.server;
   const address = await app.listen({ host, port });
   logger.info({ address }, 'toolgate listening');
+  // Build the prefilter index of each generation off the first /v1/route call's path.
+  const warm = () => setImmediate(() => indexFor(gw.registry));
+  gw.on('reload', warm);
+  warm();
 }
 
 main().catch((e: unknown) => {

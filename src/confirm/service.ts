@@ -42,6 +42,9 @@ const KEEP_AFTER_MS = 24 * 3600 * 1000;
  * it, and audited durably, so two approvals run the call once and a crash never runs it twice.
  */
 export class Confirmations {
+  /** Pending confirmations as last counted (refreshed by every listing and sweep), for the metric. */
+  private count = 0;
+
   constructor(
     private readonly store: StateStore,
     private readonly audit: AuditSink,
@@ -66,6 +69,7 @@ export class Confirmations {
     };
     await this.save(conf);
     await this.store.addToSet(PENDING, conf.id);
+    this.count++;
     return conf;
   }
 
@@ -90,7 +94,12 @@ export class Confirmations {
       if (conf?.status === 'pending') out.push(conf);
       else await this.store.removeFromSet(PENDING, id);
     }
+    this.count = out.length;
     return out.sort((a, b) => a.createdAt.localeCompare(b.createdAt));
+  }
+
+  get pendingCount(): number {
+    return this.count;
   }
 
   /** Settles every confirmation whose expiry has passed. */
@@ -132,6 +141,7 @@ export class Confirmations {
     );
     await this.save(decided);
     await this.store.removeFromSet(PENDING, conf.id);
+    this.count = Math.max(0, this.count - 1);
     return decided;
   }
 
@@ -157,6 +167,7 @@ export class Confirmations {
       );
       await this.save(done);
       await this.store.removeFromSet(PENDING, conf.id);
+      this.count = Math.max(0, this.count - 1);
       return done;
     }
     const raw = await this.store.get(this.key(conf.id));
