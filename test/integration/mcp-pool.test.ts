@@ -8,7 +8,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { JSONRPCMessage, Progress } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { McpPool, McpPoolError, type McpPoolEventMap, type McpServerState } from '../../src/mcp/pool.js';
+import { nextEvent } from '../helpers/mcp-events.js';
+import { McpPool, McpPoolError, type McpServerState } from '../../src/mcp/pool.js';
 import type { McpStdioServer } from '../../src/tools/mcp-server-schema.js';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -46,26 +47,6 @@ function stdioEverything(name: string, extra: Partial<McpStdioServer> = {}): Mcp
   return { kind: 'mcp-server', name, transport: 'stdio', command: process.execPath, args: [EVERYTHING, 'stdio'], ...extra };
 }
 
-/** Resolves with the first event matching, or fails after `ms`. */
-function nextEvent<K extends keyof McpPoolEventMap>(
-  pool: McpPool, event: K, match: (...args: McpPoolEventMap[K]) => boolean, ms = 10000,
-): Promise<McpPoolEventMap[K]> {
-  // Seen as a plain emitter: TypeScript cannot check a listener of a generic event key.
-  const emitter: EventEmitter = pool;
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => {
-      emitter.off(event, listener);
-      reject(new Error(`no '${String(event)}' event within ${ms} ms`));
-    }, ms);
-    const listener = (...args: McpPoolEventMap[K]): void => {
-      if (!match(...args)) return;
-      clearTimeout(timer);
-      emitter.off(event, listener);
-      resolve(args);
-    };
-    emitter.on(event, listener);
-  });
-}
 
 function untilState(pool: McpPool, server: string, state: McpServerState, ms = 10000): Promise<unknown> {
   if (pool.status(server)?.state === state) return Promise.resolve();

@@ -1,9 +1,9 @@
-import { EventEmitter } from 'node:events';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import { McpPool, McpPoolError, type McpPoolEventMap } from '../../src/mcp/pool.js';
+import { nextEvent } from '../helpers/mcp-events.js';
+import { McpPool, McpPoolError } from '../../src/mcp/pool.js';
 import type { McpStdioServer } from '../../src/tools/mcp-server-schema.js';
 
 // Servers written for these tests run as real child processes (`node -e`), so the pool's
@@ -66,25 +66,6 @@ function groupMembers(pgid: number): { pid: number; state: string }[] {
   return out;
 }
 
-function nextEvent<K extends keyof McpPoolEventMap>(
-  pool: McpPool, event: K, match: (...args: McpPoolEventMap[K]) => boolean, ms = 10000,
-): Promise<McpPoolEventMap[K]> {
-  // Seen as a plain emitter: TypeScript cannot check a listener of a generic event key.
-  const emitter: EventEmitter = pool;
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => {
-      emitter.off(event, listener);
-      reject(new Error(`no '${String(event)}' event within ${ms} ms`));
-    }, ms);
-    const listener = (...args: McpPoolEventMap[K]): void => {
-      if (!match(...args)) return;
-      clearTimeout(timer);
-      emitter.off(event, listener);
-      resolve(args);
-    };
-    emitter.on(event, listener);
-  });
-}
 
 async function catchError(promise: Promise<unknown>): Promise<McpPoolError> {
   try {
