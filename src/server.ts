@@ -55,12 +55,12 @@ async function main(): Promise<void> {
   process.on('SIGHUP', () => void gw.reload().catch((e: unknown) => logger.error({ err: e }, 'reload failed')));
 
   const { host, port } = loaded.config.server;
+  // The prefilter index of each generation is built ahead of the first /v1/route call; the first
+  // one (which loads the lexicons) before listening, so no request waits behind it.
+  indexFor(gw.registry);
+  gw.on('reload', () => setImmediate(() => indexFor(gw.registry)));
   const address = await app.listen({ host, port });
   logger.info({ address }, 'toolgate listening');
-  // Build the prefilter index of each generation off the first /v1/route call's path.
-  const warm = () => setImmediate(() => indexFor(gw.registry));
-  gw.on('reload', warm);
-  warm();
 }
 
 main().catch((e: unknown) => {
