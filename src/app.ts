@@ -14,6 +14,8 @@ import { metricsRoutes } from './plugins/metrics.js';
 import { registerDrain } from './plugins/drain.js';
 import { confirmationRoutes } from './routes/confirmations.js';
 import { callRoutes } from './routes/calls.js';
+import { batchRoutes } from './routes/batch.js';
+import { mcpServerRoutes } from './mcp-server/plugin.js';
 import { auditRoutes } from './routes/audit.js';
 import { routeRoutes } from './routes/route.js';
 
@@ -74,12 +76,14 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
 
   await app.register(healthRoutes, { gw });
   await app.register(metricsRoutes, { gw });
+  await app.register(mcpServerRoutes, { gw }); // its own context: origin check before its own key check
   await app.register(async (api) => {
     requireCaller(api, gw.keys);
     await api.register(toolRoutes, { gw });
     await api.register(adminRoutes, { gw });
     await api.register(confirmationRoutes, { gw });
     await api.register(callRoutes, { gw });
+    await api.register(batchRoutes, { gw });
     await api.register(auditRoutes, { gw });
     await api.register(routeRoutes, { gw, observe: (s) => gw.metrics.observeRoute(s) });
   });

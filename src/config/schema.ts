@@ -80,6 +80,8 @@ export const ConfigSchema = Type.Object(
         loopRepeats: Type.Integer({ minimum: 1, default: 3 }),
         loopWindowSeconds: Type.Integer({ minimum: 1, default: 120 }),
         idempotencyTtlSeconds: Type.Integer({ minimum: 1, default: 86400 }),
+        batchMaxCalls: Type.Integer({ minimum: 1, maximum: 1000, default: 64, description: 'tool calls in one POST /v1/calls' }),
+        batchConcurrency: Type.Integer({ minimum: 1, maximum: 64, default: 8, description: 'calls of one batch running at once' }),
       },
       { additionalProperties: false, default: {} },
     ),
@@ -88,7 +90,13 @@ export const ConfigSchema = Type.Object(
       { additionalProperties: false, default: {} },
     ),
     mcp: Type.Object(
-      { allowedOrigins: Type.Array(Type.String(), { default: [] }) },
+      {
+        allowedOrigins: Type.Array(Type.String(), { default: [] }),
+        elicitApproval: Type.Object(
+          { tools: Type.Array(Type.String({ minLength: 1 }), { default: [], description: 'tool-name globs an MCP client may approve through elicitation' }) },
+          { additionalProperties: false, default: {} },
+        ),
+      },
       { additionalProperties: false, default: {} },
     ),
     tools: Type.Object(

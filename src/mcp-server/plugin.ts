@@ -1,0 +1,85 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { globToRegExp } from '../auth/caller.js';
+import { GatewayError } from '../errors.js';
+import type { Gateway, ReloadResult } from '../gateway.js';
+import { requireCaller } from '../plugins/auth.js';
+import { errorResponses } from '../routes/schemas.js';
+import { jsonRpcError, toWebRequest, withOpeningComment } from './http.js';
+import { normalizeOrigins, originProblem, type Binding } from './origin.js';
+import { buildMcpServer } from './server.js';
+import { McpSessions } from './sessions.js';
+
+const LIMITS = { perCaller: 32, idleMs: 30 * 60 * 1000 };
+
+/**
+ * /mcp: toolgate as an MCP server over Streamable HTTP. Origin and Host are checked before the
+ * key (DNS rebinding: 403), then the key as for REST (401); each session is bound to its caller.
+ */
+export async function mcpServerRoutes(app: FastifyInstance, opts: { gw: Gateway }): Promise<void> {
+  const { gw } = opts;
+  const { config } = gw;
+  const allowedOrigins = normalizeOrigins(config.mcp.allowedOrigins);
+  const elicitable = config.mcp.elicitApproval.tools.map(globToRegExp);
+  const sessions = new McpSessions(
+    (caller) => buildMcpServer({ gw, mayElicit: (tool) => elicitable.some((re) => re.test(tool)) }, caller),
+    LIMITS,
+  );
+
+  const binding = (): Binding => {
+    const a = app.server.address();
+    return a !== null && typeof a === 'object' ? { host: a.address, port: a.port } : { host: config.server.host, port: undefined };
+  };
+  app.addHook('onRequest', async (req) => {
+    const problem = originProblem(req.headers, binding(), allowedOrigins);
+    if (problem) throw new GatewayError('FORBIDDEN', problem, { modelMessage: 'This origin may not use the gateway\'s MCP endpoint.' });
+  });
+  requireCaller(app, gw.keys);
+
+  // The SDK reads the body itself: malformed JSON and wrong media types get its JSON-RPC answers.
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', { parseAs: 'string' }, (_req, body, done) => done(null, body));
+
+  const onReload = (r: ReloadResult) => {
+    if (r.added.length + r.changed.length + r.removed.length === 0) return;
+    sessions.forEach((s) => void s.server.sendToolListChanged().catch(() => undefined));
+  };
+  gw.on('reload', onReload);
+  app.addHook('preClose', async () => {
+    gw.off('reload', onReload);
+    await sessions.closeAll();
+  });
+
+  const handle = async (req: FastifyRequest, reply: FastifyReply) => {
+    const id = req.headers['mcp-session-id'];
+    let response: Response;
+    if (typeof id === 'string') {
+      const session = sessions.get(id, req.caller);
+      if (!session) return reply.send(jsonRpcError(404, -32001, 'Session not found'));
+      session.streams++;
+      reply.raw.once('close', () => {
+        session.streams--;
+        session.lastSeen = Date.now();
+      });
+      response = await session.transport.handleRequest(toWebRequest(req));
+    } else if (req.method === 'POST') {
+      const { transport, settle } = await sessions.open(req.caller);
+      response = await transport.handleRequest(toWebRequest(req));
+      await settle();
+    } else {
+      return reply.send(jsonRpcError(400, -32000, 'Bad Request: Mcp-Session-Id header is required'));
+    }
+    const stream = req.method === 'GET' && response.status === 200 ? response.body : null;
+    return reply.send(stream ? new Response(withOpeningComment(stream), response) : response);
+  };
+
+  app.route({
+    method: ['GET', 'POST', 'DELETE'],
+    url: '/mcp',
+    schema: {
+      summary: 'toolgate as an MCP server (Streamable HTTP): tools/list and tools/call for the caller\'s tools',
+      tags: ['mcp'],
+      response: errorResponses(401, 403),
+    },
+    handler: handle,
+  });
+}

@@ -1,0 +1,41 @@
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { ToolResult } from '../adapters/types.js';
+import { errorText } from '../batch/content.js';
+import { GatewayError, isGatewayError } from '../errors.js';
+import type { PendingResponse } from '../pipeline/index.js';
+import type { Registry } from '../tools/registry.js';
+
+/** A pipeline result as MCP's CallToolResult (content blocks are MCP-shaped already: adapters produce them). */
+export function toolResult(r: ToolResult): CallToolResult {
+  return {
+    content: r.content as CallToolResult['content'],
+    ...(r.structuredContent ? { structuredContent: r.structuredContent } : {}),
+    isError: r.isError,
+  };
+}
+
+function text(t: string, isError: boolean): CallToolResult {
+  return { content: [{ type: 'text', text: t }], isError };
+}
+
+/** A failed call is a tool result the model can read (isError), not a protocol error: the model may repair it. */
+export function errorResult(e: unknown, registry: Registry, name: string): CallToolResult {
+  const err = isGatewayError(e) ? e : new GatewayError('INTERNAL', 'the call failed inside the gateway', { cause: e });
+  return text(errorText(err, { registry }, 'canonical', name), true);
+}
+
+/** A gated call is not an error: it is waiting for a person, and the model should say so rather than retry. */
+export function pendingResult(p: PendingResponse): CallToolResult {
+  return {
+    ...text(
+      `Not run yet: this call of '${p.tool}' needs a person's approval (confirmation ${p.confirmation.id}, call ${p.callId}, ` +
+        `expires ${p.confirmation.expiresAt}). Do not call it again; tell the user it is waiting for approval.`,
+      false,
+    ),
+    _meta: { 'toolgate/confirmation': { id: p.confirmation.id, callId: p.callId, expiresAt: p.confirmation.expiresAt } },
+  };
+}
+
+export function declinedResult(p: PendingResponse): CallToolResult {
+  return text(`The user declined this call of '${p.tool}' (confirmation ${p.confirmation.id}); it was not run. Do not retry it unless the user asks.`, true);
+}

@@ -1,0 +1,79 @@
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import { canSee, type Caller } from '../auth/caller.js';
+import type { Gateway } from '../gateway.js';
+import type { CallResponse, PendingResponse } from '../pipeline/index.js';
+import { toMcp } from '../tools/formats.js';
+import type { CompiledTool } from '../tools/types.js';
+import { sha256Hex } from '../util/hash.js';
+import { newId } from '../util/ids.js';
+import { settleGate } from './approval.js';
+import { errorResult, toolResult } from './results.js';
+
+export interface McpServerDeps {
+  gw: Gateway;
+  /** mcp.elicitApproval.tools, compiled. */
+  mayElicit: (tool: string) => boolean;
+}
+
+/** The MCP form of a tool (toMcp); MCP requires object schemas, so any other output schema is left out. */
+function listed(t: CompiledTool): Tool {
+  const { outputSchema, ...rest } = toMcp(t);
+  return {
+    ...rest,
+    inputSchema: { ...t.inputSchema, type: 'object' },
+    ...(outputSchema && outputSchema['type'] === 'object' ? { outputSchema: { ...outputSchema, type: 'object' } } : {}),
+  };
+}
+
+/** The MCP session as the pipeline's sessionId (loop detection, audit): a digest, so the audit log holds no live session id. */
+export function sessionTag(sessionId: string | undefined): string | undefined {
+  return sessionId === undefined ? undefined : `mcp:${sha256Hex(sessionId).slice(0, 16)}`;
+}
+
+function header(headers: Record<string, string | string[] | undefined> | undefined, name: string): string | undefined {
+  const v = headers?.[name];
+  return Array.isArray(v) ? v[0] : v;
+}
+
+/**
+ * One MCP server per session (the SDK binds a Server to one transport), speaking for one caller:
+ * tools/list shows what that caller may see, tools/call runs through the same pipeline as REST.
+ */
+export function buildMcpServer(deps: McpServerDeps, caller: Caller): Server {
+  const { gw } = deps;
+  const server = new Server(
+    { name: 'toolgate', version: '0.1.0' },
+    { capabilities: { tools: { listChanged: true } }, instructions: 'Tools served through the toolgate gateway: calls are checked, may need approval, and are audited.' },
+  );
+
+  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: gw.registry.tools.filter((t) => canSee(caller, t)).map(listed) }));
+
+  server.setRequestHandler(CallToolRequestSchema, async (req, extra): Promise<CallToolResult> => {
+    const { name } = req.params;
+    const headers = extra.requestInfo?.headers;
+    const requestId = header(headers, 'x-request-id') ?? newId('r');
+    const tag = sessionTag(extra.sessionId);
+    const leave = gw.inFlight.enter(); // the shutdown drain waits for the call, whatever its stream does
+    let out: CallResponse | PendingResponse;
+    try {
+      out = await gw.pipeline.call({
+        toolName: name,
+        args: req.params.arguments ?? {},
+        sessionId: tag,
+        caller,
+        requestId,
+        headers: headers ?? {},
+        signal: extra.signal,
+      });
+    } catch (e) {
+      return errorResult(e, gw.registry, name);
+    } finally {
+      leave();
+    }
+    if (out.status === 'ok') return toolResult(out.result);
+    const ctx = { gw, server, caller, mayElicit: deps.mayElicit, requestId, sessionTag: tag ?? '-', relatedRequestId: extra.requestId, signal: extra.signal };
+    return settleGate(ctx, out).catch((e: unknown) => errorResult(e, gw.registry, name));
+  });
+  return server;
+}
