@@ -26,6 +26,7 @@ export const ERROR_CATALOGUE = {
   CIRCUIT_OPEN: { status: 503, retryable: true, modelMessage: 'The tool is temporarily unavailable after repeated failures. Try again later or use another tool.' },
   BACKEND_DISABLED: { status: 503, retryable: false, modelMessage: 'The tool is disabled by its operator because its credentials were refused. Use another tool or tell the user.' },
   UNAVAILABLE: { status: 503, retryable: true, modelMessage: 'The gateway cannot run this call right now. Try again shortly.' },
+  TOOL_CHANGED: { status: 503, retryable: false, modelMessage: 'The tool changed on its server and is held until an operator reviews the change. Use another tool or tell the user.' },
   TIMEOUT: { status: 504, retryable: true, modelMessage: 'The tool did not answer in time and the call was stopped. Try again later or with a smaller request.' },
   INTERNAL: { status: 500, retryable: true, modelMessage: 'The gateway hit an internal error. Try again; if it persists, tell the user.' },
 } as const satisfies Record<string, ErrorDef>;
@@ -48,6 +49,8 @@ export interface UpstreamFailure {
   readonly disable?: boolean;
   readonly status?: number;
   readonly retryAfterMs?: number;
+  /** Retried like any transient failure, but not counted by the backend's breaker (an MCP session being re-established says nothing about the tool). */
+  readonly notCountedByBreaker?: boolean;
 }
 
 export interface GatewayErrorOptions {

@@ -3,16 +3,16 @@ import type { LoadedConfig } from './config/load.js';
 import { KeyTable } from './auth/keys.js';
 import { BuiltinAdapter } from './adapters/builtin/index.js';
 import { HttpAdapter } from './adapters/http.js';
-import type { ToolAdapter } from './adapters/types.js';
-import { FileAuditSink } from './audit/file-sink.js';
+import { McpAdapter } from './adapters/mcp.js';
+import { createAuditSink } from './audit/create.js';
 import { auditRecord } from './audit/record.js';
 import type { AuditSink } from './audit/types.js';
-import { GatewayError } from './errors.js';
 import { CallPipeline, type PipelineDeps } from './pipeline/index.js';
 import type { Adapters } from './pipeline/execute.js';
 import type { Rng } from './routing/select.js';
 import { HealthBook, type BackendState } from './resilience/health.js';
-import { MemoryStore } from './state/memory.js';
+import { createStateStore, RedisStore } from './state/index.js';
+import { BreakerSync } from './resilience/breaker-sync.js';
 import { CallRecords } from './calls/records.js';
 import { Confirmations } from './confirm/service.js';
 import { makeGate } from './confirm/gate.js';
@@ -27,6 +27,8 @@ import { Readiness } from './readiness.js';
 import { logReload, type ReloadLogger } from './tools/reload-log.js';
 import { ToolsWatcher } from './tools/watcher.js';
 import { InFlight } from './util/in-flight.js';
+import { McpPool } from './mcp/pool.js';
+import { McpCatalog } from './mcp/catalog.js';
 
 export interface ReloadResult {
   generation: number;
@@ -55,14 +57,6 @@ export interface GatewayOptions {
   log?: ReloadLogger;
 }
 
-/** Until an MCP pool is configured, MCP backends answer UNAVAILABLE. */
-const noMcp: ToolAdapter = {
-  call: async (req) => {
-    const server = req.backend.target.kind === 'mcp' ? req.backend.target.server : '?';
-    throw new GatewayError('UNAVAILABLE', `MCP server '${server}' is not connected`, { upstream: { transient: false, noEffect: true } });
-  },
-};
-
 /**
  * The gateway's long-lived parts: registry snapshot, key table, adapters, audit sink, pipeline.
  * Emits `reload` with each ReloadResult (after the swap).
@@ -86,10 +80,18 @@ export class Gateway extends EventEmitter<{ reload: [ReloadResult] }> {
   readonly inFlight = new InFlight();
   /** What /readyz waits for; the MCP pool adds its check here. */
   readonly readiness = new Readiness();
+  /** One supervised session per declared MCP server (stdio children in their own process groups). */
+  readonly mcpPool: McpPool;
+  /** Imports the servers' tools into each generation, pins their definitions. */
+  readonly mcp: McpCatalog;
   private readonly loadCtx: LoadContext;
+  /** The last load of tools.d alone, before MCP imports were merged in. */
+  private files: Registry | undefined;
   private watcher: ToolsWatcher | undefined;
   private reloadChain: Promise<unknown> = Promise.resolve();
   private readonly sweeper: NodeJS.Timeout;
+  /** Opens and closes shared with the other replicas (Redis pub/sub), when Redis is configured. */
+  private readonly breakerSync: BreakerSync | undefined;
 
   constructor(private readonly opts: GatewayOptions) {
     super();
@@ -97,14 +99,19 @@ export class Gateway extends EventEmitter<{ reload: [ReloadResult] }> {
     this.metrics = opts.metrics ?? new GatewayMetrics();
     this.secrets = opts.loaded.secrets;
     this.keys = new KeyTable(config.auth);
-    this.audit = opts.audit ?? new FileAuditSink(config.audit.file ?? 'data/audit.jsonl');
-    this.adapters = { http: new HttpAdapter(), builtin: new BuiltinAdapter(), mcp: noMcp };
+    this.audit = opts.audit ?? createAuditSink(config, (msg, err) => this.warn(msg, err));
+    this.mcpPool = new McpPool();
+    this.adapters = { http: new HttpAdapter(), builtin: new BuiltinAdapter(), mcp: new McpAdapter(this.mcpPool) };
     this.loadCtx = { dir: config.tools.dir, env: opts.env, secrets: this.secrets, defaults: config.defaults };
     this.health = new HealthBook((tool, backend, state) => {
       this.metrics.backendState(tool, backend, state);
       opts.onBackendState?.(tool, backend, state);
     });
-    this.state = opts.state ?? new MemoryStore();
+    this.state = opts.state ?? createStateStore(config, { onStatus: (up) => this.redisStatus(up) });
+    // Reported, never blocking: SPEC §1 keeps a replica ready while Redis is down.
+    const redis = this.state instanceof RedisStore ? this.state : undefined;
+    if (redis) this.readiness.add('redis', () => ({ ready: true, state: redis.isUp ? 'up' : 'down' }));
+    this.breakerSync = config.state.redis ? new BreakerSync(config.state.redis, this.health, () => this.registry) : undefined;
     const withKeys = config.auth.mode === 'keys' && config.auth.keys.length > 0;
     this.confirmations = new Confirmations(this.state, this.audit, config.confirmations, withKeys, opts.now);
     this.calls = new CallRecords(this.state, (config.confirmations.ttlSeconds + 86400) * 1000);
@@ -127,6 +134,7 @@ export class Gateway extends EventEmitter<{ reload: [ReloadResult] }> {
       limits: config.limits,
       secrets: this.secrets,
       rng: opts.rng ?? Math.random,
+      onWarning: (msg, err) => this.warn(msg, err),
       onCallEnd: (e) => {
         this.metrics.callEnded(e);
         opts.onCallEnd?.(e);
@@ -138,6 +146,11 @@ export class Gateway extends EventEmitter<{ reload: [ReloadResult] }> {
       breakers: () => this.registry.tools.flatMap((t) => t.backends.map((b) => ({ tool: t.name, backend: b.id, state: this.health.view(t, b).state }))),
     });
     this.readiness.add('registry', () => ({ ready: this.ready, state: this.ready ? 'loaded' : 'loading' }));
+    // MCP servers of tools.d: imported in the background; readiness waits for the prestart ones.
+    this.mcp = new McpCatalog({ pool: this.mcpPool, defaults: config.defaults, audit: this.audit, reload: () => this.reload(), log: opts.log });
+    this.readiness.add('mcp', () => this.mcp.readiness());
+    this.metrics.feed({ mcpConnections: () => this.mcpPool.statuses() });
+    this.mcpPool.on('restart', (e) => this.metrics.mcpRestarted(e.server));
   }
 
   /** First load of tools.d, then (config `tools.watch`) reloads on every change in it. */
@@ -157,6 +170,16 @@ export class Gateway extends EventEmitter<{ reload: [ReloadResult] }> {
     return this.opts.loaded.config;
   }
 
+  private warn(msg: string, err?: unknown): void {
+    this.opts.onWarning?.(msg, err);
+    this.opts.log?.warn({ err }, msg);
+  }
+
+  private redisStatus(up: boolean): void {
+    if (up) this.opts.log?.info({}, 'shared state (Redis) is up');
+    else this.warn('shared state (Redis) is down: gated calls, approvals and idempotent calls answer 503 until it returns');
+  }
+
   /**
    * Loads tools.d into a new generation and swaps it in; the change is audited, logged and
    * counted. One at a time: a reload asked for during another runs after it, and sees its result.
@@ -170,7 +193,9 @@ export class Gateway extends EventEmitter<{ reload: [ReloadResult] }> {
 
   private async reloadNow(): Promise<ReloadResult> {
     const before = this.registry;
-    const next = await loadToolsDir(this.loadCtx, before.generation === 0 ? undefined : before);
+    // tools.d alone (its unchanged files reused), then the MCP servers' imported tools merged in.
+    this.files = await loadToolsDir(this.loadCtx, this.files);
+    const next = this.mcp.compose(this.files, before.generation + 1);
     this.registry = next;
     this.health.retain(next.tools);
     this.ready = true;
@@ -195,9 +220,11 @@ export class Gateway extends EventEmitter<{ reload: [ReloadResult] }> {
 
   async close(): Promise<void> {
     await this.watcher?.stop();
+    await this.mcp.close();
     await this.reloadChain;
     clearInterval(this.sweeper);
     this.health.close();
+    await this.breakerSync?.close();
     await Promise.allSettled(Object.values(this.adapters).map((a) => a.close?.()));
     await this.state.close();
     await this.audit.close();

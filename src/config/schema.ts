@@ -40,7 +40,8 @@ export const ConfigSchema = Type.Object(
     audit: Type.Object(
       {
         file: Type.Optional(Type.String()),
-        redisStream: Type.Optional(Type.String()),
+        redisStream: Type.Optional(Type.String({ description: 'stream name; with Redis configured records go to toolgate:audit when unset' })),
+        redisStreamMaxLen: Type.Optional(Type.Integer({ minimum: 1, description: 'approximate cap on the stream (XADD MAXLEN ~), default 1000000' })),
       },
       { additionalProperties: false, default: { file: 'data/audit.jsonl' } },
     ),
@@ -80,6 +81,12 @@ export const ConfigSchema = Type.Object(
         loopRepeats: Type.Integer({ minimum: 1, default: 3 }),
         loopWindowSeconds: Type.Integer({ minimum: 1, default: 120 }),
         idempotencyTtlSeconds: Type.Integer({ minimum: 1, default: 86400 }),
+        rateLimit: Type.Optional(
+          Type.Object(
+            { requests: Type.Integer({ minimum: 1 }), windowSeconds: Type.Integer({ minimum: 1 }) },
+            { additionalProperties: false, description: 'per caller, across all tools (fixed window, shared through Redis)' },
+          ),
+        ),
         batchMaxCalls: Type.Integer({ minimum: 1, maximum: 1000, default: 64, description: 'tool calls in one POST /v1/calls' }),
         batchConcurrency: Type.Integer({ minimum: 1, maximum: 64, default: 8, description: 'calls of one batch running at once' }),
       },

@@ -108,6 +108,12 @@ export function defineMetrics(register: Registry, sources: () => MetricSources) 
         }
       },
     }),
+    mcpRestarts: new Counter({
+      name: 'toolgate_mcp_restarts_total',
+      help: 'Reconnects of an MCP server after its session was lost or failed (a stdio child restarted)',
+      labelNames: ['server'] as const,
+      registers,
+    }),
     routeDuration: new Histogram({
       name: 'toolgate_route_duration_seconds',
       help: 'Time to rank candidate tools for one POST /v1/route query',

@@ -76,6 +76,11 @@ export class GatewayMetrics {
     if (result.removed.length > 0) void this.forget(new Set(result.removed));
   }
 
+  /** An MCP server's session is being re-established (server names come from tools.d, so labels stay bounded). */
+  mcpRestarted(server: string): void {
+    this.m.mcpRestarts.inc({ server });
+  }
+
   /** The prefilter's time to rank one query. */
   observeRoute(seconds: number): void {
     this.m.routeDuration.observe(seconds);

@@ -17,6 +17,7 @@ import { execute, newTrail, type Adapters, type PolicyTrail } from './execute.js
 import { fallbackFor } from './fallback.js';
 import { Idempotency } from './idempotency.js';
 import { checkLoop } from './loop-guard.js';
+import { checkRateLimits } from './rate-limit.js';
 import { normalizeResult } from './normalize.js';
 import { resolveTool } from './resolve.js';
 import { validateArguments } from './validate.js';
@@ -70,6 +71,8 @@ export interface PipelineDeps {
   rng: Rng;
   /** The gate stage: opens a confirmation for a call that needs one. */
   gate: (tool: CompiledTool, args: Record<string, unknown>, req: CallRequest, callId: string) => Promise<PendingResponse>;
+  /** Told when a stage degrades instead of failing (loop guard, rate limits with the shared store down). */
+  onWarning?: (msg: string, err?: unknown) => void;
   /** Told of every finished call (metrics). */
   onCallEnd?: (e: { tool: string; backend: string; outcome: 'ok' | 'error' | 'fallback'; errorCode?: string; seconds: number }) => void;
 }
@@ -109,6 +112,8 @@ export class CallPipeline {
       tool = resolveTool(this.deps.registry(), req.toolName, req.caller);
       const args = validateArguments(tool, req.args);
       checkGuards(tool, args);
+      // An approved call was counted when it was asked for; a fallback counts as its first call.
+      if (!req.approval && fallbackDepth === 0) await checkRateLimits(this.deps.state, { caller: this.deps.limits.rateLimit, tool: tool.rateLimit }, { caller, tool: tool.name }, this.deps.onWarning);
       const argsDigest = digest(args);
       const idemDigest = digest({ tool: tool.name, args });
       if (req.idempotencyKey && !req.approval) {
@@ -117,7 +122,7 @@ export class CallPipeline {
         claimed = true;
       }
       if (!req.approval) {
-        await checkLoop(this.deps.state, this.deps.limits, { caller, sessionId: req.sessionId, tool: tool.name, argsDigest });
+        await checkLoop(this.deps.state, this.deps.limits, { caller, sessionId: req.sessionId, tool: tool.name, argsDigest }, this.deps.onWarning);
         if (needsConfirmation(tool.confirm, args)) {
           const pending = await this.deps.gate(tool, args, req, callId);
           if (claimed) await this.idempotency.complete(caller, req.idempotencyKey as string, idemDigest, pending);
@@ -236,7 +241,7 @@ export class CallPipeline {
     if (this.deps.secrets.size === 0) return err;
     return new GatewayError(err.code, scrubSecrets(err.message, this.deps.secrets), {
       details: scrubSecrets(err.details, this.deps.secrets),
-      modelMessage: err.modelMessage,
+      modelMessage: scrubSecrets(err.modelMessage, this.deps.secrets), // an MCP tool error puts upstream text here
       ...(err.retryAfterSeconds !== undefined ? { retryAfterSeconds: err.retryAfterSeconds } : {}),
       ...(err.upstream ? { upstream: err.upstream } : {}),
     });

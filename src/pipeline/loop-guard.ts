@@ -1,21 +1,25 @@
 import { GatewayError } from '../errors.js';
 import type { StateStore } from '../state/types.js';
 import { sha256Hex } from '../util/hash.js';
+import { failOpen, type StageWarn } from './fail-open.js';
 
 /**
  * Stage: the same session calling the same tool with the same arguments more than `repeats`
  * times within the window is stopped, so an agent stuck in a loop stops burning the upstream.
+ * It fails OPEN: with the shared store unavailable the check is skipped (logged once per
+ * outage), since losing a loop counter cannot run anything twice, unlike the gated paths.
  */
 export async function checkLoop(
   store: StateStore,
   limits: { loopRepeats: number; loopWindowSeconds: number },
   call: { caller: string; sessionId: string | undefined; tool: string; argsDigest: string },
+  warn?: StageWarn,
 ): Promise<void> {
   if (!call.sessionId) return;
   const key = `toolgate:loop:${sha256Hex(`${call.caller}\u0000${call.sessionId}\u0000${call.tool}\u0000${call.argsDigest}`)}`;
-  const n = await store.increment(key, limits.loopWindowSeconds * 1000);
-  if (n > limits.loopRepeats) {
-    const retryMs = (await store.ttl(key)) ?? limits.loopWindowSeconds * 1000;
+  const n = await failOpen(store, 'loop guard', warn, () => store.increment(key, limits.loopWindowSeconds * 1000));
+  if (n !== undefined && n > limits.loopRepeats) {
+    const retryMs = (await store.ttl(key).catch(() => undefined)) ?? limits.loopWindowSeconds * 1000;
     throw new GatewayError('LOOP_DETECTED', `'${call.tool}' was called ${n} times with the same arguments in this session`, {
       retryAfterSeconds: retryMs / 1000,
       modelMessage: `You have called '${call.tool}' with the same arguments ${n} times; the result will not change. Stop repeating this call and change your approach, or ask the user.`,

@@ -2,12 +2,12 @@ import { GatewayError } from '../errors.js';
 import { describeAjvError } from '../util/ajv.js';
 import { pointerSegments } from '../util/source.js';
 import { render } from '../util/template.js';
-import type { ToolResult, UpstreamPayload } from '../adapters/types.js';
+import type { ContentBlock, ToolResult, UpstreamPayload } from '../adapters/types.js';
 import type { CompiledTool } from '../tools/types.js';
 
 /**
  * Stage: an upstream payload becomes the ToolResult the model sees: outputSchema checked,
- * `result.pick` applied, `result.text` rendered, and the text capped at `result.maxBytes`.
+ * `result.pick` applied, `result.text` rendered, and the whole capped at `result.maxBytes`.
  */
 export function normalizeResult(tool: CompiledTool, payload: UpstreamPayload): ToolResult {
   if (payload.kind === 'result') return capResult(payload.result, tool.result.maxBytes);
@@ -56,30 +56,44 @@ function isPlainObject(v: unknown): v is Record<string, unknown> {
 }
 
 /**
- * Caps the text blocks to `maxBytes` in all, with an explicit marker the model can read; a
- * structuredContent too large to fit is dropped (the capped text still carries the data).
+ * Caps a result to `maxBytes` in all, with explicit markers the model can read: text blocks are
+ * cut; other blocks (image, audio, resource…) that do not fit whole are dropped and named in a
+ * marker; a structuredContent that does not fit on its own is dropped with a marker (the capped
+ * text still carries the data when it came from a JSON response).
  */
 export function capResult(result: ToolResult, maxBytes: number): ToolResult {
   let budget = maxBytes;
   let truncated = false;
-  const content = result.content.map((block) => {
-    if (block.type !== 'text' || typeof block['text'] !== 'string') return block;
-    const text = block['text'];
-    const size = Buffer.byteLength(text);
+  const dropped: { type: string; bytes: number }[] = [];
+  const content: ContentBlock[] = [];
+  for (const block of result.content) {
+    const isText = block.type === 'text' && typeof block['text'] === 'string';
+    const text = isText ? (block['text'] as string) : '';
+    const size = Buffer.byteLength(isText ? text : JSON.stringify(block));
     if (size <= budget) {
       budget -= size;
-      return block;
+      content.push(block);
+    } else if (isText) {
+      truncated = true;
+      const kept = truncateUtf8(text, budget);
+      budget = 0;
+      content.push({ ...block, text: `${kept}\n[truncated: ${Buffer.byteLength(kept)} of ${size} bytes shown]` });
+    } else {
+      truncated = true;
+      dropped.push({ type: block.type, bytes: size });
     }
-    truncated = true;
-    const kept = truncateUtf8(text, budget);
-    budget = 0;
-    return { ...block, text: `${kept}\n[truncated: ${Buffer.byteLength(kept)} of ${size} bytes shown]` };
-  });
-  if (!truncated) return result;
-  const out: ToolResult = { content, isError: result.isError };
-  if (result.structuredContent && Buffer.byteLength(JSON.stringify(result.structuredContent)) <= maxBytes) {
-    out.structuredContent = result.structuredContent;
   }
+  if (dropped.length > 0) {
+    const types = [...new Set(dropped.map((d) => d.type))].join(', ');
+    const bytes = dropped.reduce((n, d) => n + d.bytes, 0);
+    content.push({ type: 'text', text: `[truncated: ${dropped.length} ${types} block(s) of ${bytes} bytes dropped, over the ${maxBytes}-byte result limit]` });
+  }
+  const structured = result.structuredContent;
+  const structuredFits = structured === undefined || Buffer.byteLength(JSON.stringify(structured)) <= maxBytes;
+  if (!truncated && structuredFits) return result;
+  const out: ToolResult = { content, isError: result.isError };
+  if (structured && structuredFits) out.structuredContent = structured;
+  else if (structured) content.push({ type: 'text', text: `[truncated: structuredContent dropped, over the ${maxBytes}-byte result limit]` });
   return out;
 }
 

@@ -4,7 +4,7 @@ import { closeNames } from '../tools/names.js';
 import type { Registry } from '../tools/registry.js';
 import type { CompiledTool } from '../tools/types.js';
 
-/** Stage: the tool the caller named, visible to it and (unless looking only) not deprecated. */
+/** Stage: the tool the caller named, visible to it and (unless looking only) neither deprecated nor held. */
 export function resolveTool(registry: Registry, name: string, caller: Caller, opts: { lookOnly?: boolean } = {}): CompiledTool {
   const tool = registry.get(name);
   if (!tool) {
@@ -28,6 +28,12 @@ export function resolveTool(registry: Registry, name: string, caller: Caller, op
         tool.deprecated.message ??
         (repl ? `The tool '${tool.name}' is retired. Call '${repl}' instead.` : `The tool '${tool.name}' is retired. Choose another tool.`),
       details: repl ? [{ message: 'replacement', replacement: repl }] : [],
+    });
+  }
+  const mcp = tool.mcp;
+  if (mcp?.held && !opts.lookOnly) {
+    throw new GatewayError('TOOL_CHANGED', `tool '${tool.name}' changed on MCP server '${mcp.server}' and is held until an admin accepts the change`, {
+      details: [{ message: 'definition changed', server: mcp.server, oldHash: mcp.hash, newHash: mcp.held.newHash }],
     });
   }
   return tool;

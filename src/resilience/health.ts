@@ -17,6 +17,17 @@ export interface BackendView {
 
 type Run = () => Promise<unknown>;
 
+/** An open or a close, for replicas to share (resilience/breaker-sync.ts). */
+export interface BreakerTransition {
+  readonly tool: string;
+  readonly backend: string;
+  /** The backend's definition hash: replicas follow each other only on the same definition. */
+  readonly hash: string;
+  readonly state: 'open' | 'closed';
+  /** Caused by force(), i.e. by another replica: not to be published again. */
+  readonly remote: boolean;
+}
+
 interface Entry {
   readonly tool: string;
   readonly backendId: string;
@@ -29,9 +40,9 @@ interface Entry {
 
 const ALPHA = 0.2;
 
-/** Only transient upstream failures count against a breaker; client errors and refusals do not. */
+/** Only transient upstream failures count against a breaker; client errors, refusals and lost MCP sessions do not. */
 function countsAsFailure(err: unknown): boolean {
-  return isGatewayError(err) && err.upstream?.transient === true;
+  return isGatewayError(err) && err.upstream?.transient === true && err.upstream.notCountedByBreaker !== true;
 }
 
 /**
@@ -44,6 +55,8 @@ export class HealthBook {
   private readonly entries = new Map<string, Entry>();
   /** Backends refused with 401/403, until their tool file changes (value: the file hash then). */
   private readonly disabled = new Map<string, string>();
+  private readonly transitions = new Set<(t: BreakerTransition) => void>();
+  private forcing = false;
 
   constructor(private readonly onState?: (tool: string, backend: string, state: BackendState) => void) {}
 
@@ -68,11 +81,13 @@ export class HealthBook {
     breaker.on('open', () => {
       created.openedAt = Date.now();
       this.onState?.(tool.name, b.id, 'open');
+      this.transition(tool, b, 'open');
     });
     breaker.on('halfOpen', () => this.onState?.(tool.name, b.id, 'half_open'));
     breaker.on('close', () => {
       created.openedAt = undefined;
       this.onState?.(tool.name, b.id, 'closed');
+      this.transition(tool, b, 'closed');
     });
     this.entries.set(key, created);
     e = created;
@@ -110,6 +125,32 @@ export class HealthBook {
         this.onState?.(tool.name, b.id, 'disabled');
       }
       throw err;
+    }
+  }
+
+  private transition(tool: CompiledTool, b: CompiledBackend, state: 'open' | 'closed'): void {
+    const t: BreakerTransition = { tool: tool.name, backend: b.id, hash: b.hash, state, remote: this.forcing };
+    for (const l of this.transitions) l(t);
+  }
+
+  /** Listens to every open and close; returns the unsubscribe. */
+  onTransition(listener: (t: BreakerTransition) => void): () => void {
+    this.transitions.add(listener);
+    return () => this.transitions.delete(listener);
+  }
+
+  /**
+   * Follows another replica: opens (the reset timeout then half-opens it as usual) or closes this
+   * backend's breaker. The local breaker keeps counting on its own, with or without Redis.
+   */
+  force(tool: CompiledTool, b: CompiledBackend, state: 'open' | 'closed'): void {
+    const e = this.entry(tool, b);
+    this.forcing = true;
+    try {
+      if (state === 'open') e.breaker.open();
+      else e.breaker.close();
+    } finally {
+      this.forcing = false;
     }
   }
 

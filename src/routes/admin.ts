@@ -4,7 +4,7 @@ import { GatewayError } from '../errors.js';
 import { auditRecord } from '../audit/record.js';
 import { ReloadResult, errorResponses } from './schemas.js';
 
-/** Admin routes: reload tools.d and see the last result. */
+/** Admin routes: reload tools.d and see the last result; put a disabled backend or a held MCP tool back into service. */
 export async function adminRoutes(app: FastifyInstance, opts: { gw: Gateway }): Promise<void> {
   const { gw } = opts;
   const schema = (summary: string) => ({ summary, tags: ['admin'], response: { 200: ReloadResult, ...errorResponses(401, 403) } });
@@ -29,6 +29,29 @@ export async function adminRoutes(app: FastifyInstance, opts: { gw: Gateway }): 
       const wasDisabled = gw.health.enable(tool, req.params.id);
       gw.audit.write(auditRecord({ event: 'admin', action: 'enable-backend', caller: req.caller.id, requestId: req.id, tool: tool.name, backend: req.params.id, wasDisabled }));
       return { tool: tool.name, backend: req.params.id, wasDisabled, state: gw.health.view(tool, tool.backends.find((b) => b.id === req.params.id)!).state };
+    },
+  );
+
+  app.post<{ Params: { name: string } }>(
+    '/admin/tools/:name/accept',
+    {
+      config: { role: 'admin' },
+      schema: {
+        summary: 'Accept the changed definition of an MCP tool held by its pin (TOOL_CHANGED)',
+        tags: ['admin'],
+        params: { type: 'object', properties: { name: { type: 'string' } }, required: ['name'] },
+        response: errorResponses(401, 403, 404, 409),
+      },
+    },
+    async (req) => {
+      const tool = gw.registry.get(req.params.name);
+      if (!tool) throw new GatewayError('TOOL_NOT_FOUND', `no tool named '${req.params.name}'`);
+      const change = tool.mcp?.held ? gw.mcp.accept(tool.mcp.server, tool.mcp.tool) : undefined;
+      if (!change) throw new GatewayError('CONFLICT', `'${tool.name}' is not held: there is no changed definition to accept`);
+      const { oldHash, newHash } = change;
+      await gw.audit.durable(auditRecord({ event: 'admin', action: 'accept-tool', caller: req.caller.id, requestId: req.id, tool: tool.name, server: tool.mcp?.server, oldHash, newHash }));
+      const { generation } = await gw.reload(); // the accepted definition serves from this generation on
+      return { tool: tool.name, accepted: true, oldHash, newHash, generation };
     },
   );
 }

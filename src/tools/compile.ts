@@ -116,6 +116,7 @@ export function compileTool(file: ToolFile, ctx: CompileContext): CompiledTool |
       volumeThreshold: file.breaker?.volumeThreshold ?? failureThreshold,
     },
     concurrency: file.concurrency ?? DEFAULT_CONCURRENCY,
+    ...(file.rateLimit ? { rateLimit: { requests: file.rateLimit.requests, windowSeconds: file.rateLimit.windowSeconds } } : {}),
     visibility: { roles: file.visibility?.roles, prefilter: file.visibility?.prefilter ?? true },
     redact: file.redact ?? [],
     result: {

@@ -9,8 +9,13 @@ function deprecationNotice(t: CompiledTool): string {
   return ` [Deprecated: calls are refused.${repl}]`;
 }
 
+/** A held MCP tool is listed with the definition last accepted, and says why calls are refused. */
+function heldNotice(t: CompiledTool): string {
+  return t.mcp?.held ? ' [Held: its MCP server changed this tool; calls are refused until an operator reviews the change.]' : '';
+}
+
 function described(t: CompiledTool): string {
-  return t.description + deprecationNotice(t);
+  return t.description + deprecationNotice(t) + heldNotice(t);
 }
 
 export function toToolgate(t: CompiledTool) {
@@ -28,6 +33,7 @@ export function toToolgate(t: CompiledTool) {
     timeoutMs: t.timeoutMs,
     deprecated: t.deprecated !== undefined,
     ...(t.deprecated?.replacement ? { replacement: t.deprecated.replacement } : {}),
+    ...(t.mcp ? { mcp: { server: t.mcp.server, tool: t.mcp.tool, hash: t.mcp.hash, ...(t.mcp.held ? { held: true, newHash: t.mcp.held.newHash } : {}) } } : {}),
   };
 }
 

@@ -8,6 +8,7 @@ import { expandEnv, type Env } from '../util/env.js';
 import { sha256Hex } from '../util/hash.js';
 import type { FileProblem } from '../util/source.js';
 import { compileTool } from './compile.js';
+import { isMcpServerFile, loadMcpServerFile, type McpServerEntry } from './mcp-file.js';
 import { asParsedSource, parseShares, parseText, type ParseOutcome, type TextItem } from './parse-pool.js';
 import { providerNameOf } from './names.js';
 import { Registry } from './registry.js';
@@ -24,7 +25,7 @@ export interface LoadContext {
   readonly defaults: Config['defaults'];
 }
 
-type FileResult = { tools: CompiledTool[]; problems: FileProblem[] };
+type FileResult = { tools: CompiledTool[]; problems: FileProblem[]; servers?: McpServerEntry[] };
 
 const fileValidator = createAjv().compile<ToolFile>(ToolFileSchema);
 const schemaAjv: Ajv2020 = createAjv();
@@ -43,9 +44,7 @@ function compileOutcome(item: TextItem, outcome: ParseOutcome, ctx: LoadContext)
   if (value === null || typeof value !== 'object' || Array.isArray(value)) {
     return { tools: [], problems: [{ file, line: 1, path: '', message: 'a tool file holds one object' }] };
   }
-  if ('kind' in value || 'mcpServers' in value) {
-    return { tools: [], problems: [{ file, path: '', message: 'MCP server files are not supported by this build yet' }] };
-  }
+  if (isMcpServerFile(value)) return { tools: [], ...loadMcpServerFile(file, parsed, ctx.env, ctx.secrets) };
   const expanded = expandEnv(value, ctx.env, ctx.secrets);
   if (!fileValidator(expanded)) return { tools: [], problems: ajvProblems(fileValidator.errors, file, parsed.lineOf) };
   const compiled = compileTool(expanded, {
@@ -129,6 +128,7 @@ export async function loadToolsDir(ctx: LoadContext, previous?: Registry): Promi
     return tools.map((t) => ({ t, file }));
   });
   candidates.sort((a, b) => Number(previousOwner(b.t.name) === b.file) - Number(previousOwner(a.t.name) === a.file));
+  const servers = uniqueServers(ordered, previous, problems);
   for (const { t, file } of candidates) {
     const providerName = providerNameOf(t.name);
     const clash = chosen.get(t.name)?.source.file ?? (byProvider.has(providerName) ? byProvider.get(providerName) : undefined);
@@ -139,5 +139,25 @@ export async function loadToolsDir(ctx: LoadContext, previous?: Registry): Promi
     chosen.set(t.name, t.providerName === providerName ? t : { ...t, providerName });
     byProvider.set(providerName, file);
   }
-  return new Registry((previous?.generation ?? 0) + 1, new Date().toISOString(), [...chosen.values()], problems);
+  return new Registry((previous?.generation ?? 0) + 1, new Date().toISOString(), [...chosen.values()], problems, servers);
+}
+
+/** MCP servers of the files, names unique (a previous owner keeps its name); a failed file keeps its last good servers. */
+function uniqueServers(ordered: readonly { r: FileResult; file: string }[], previous: Registry | undefined, problems: FileProblem[]): McpServerEntry[] {
+  const owner = new Map((previous?.servers ?? []).map((s) => [s.spec.name, s.file]));
+  const entries = ordered.flatMap(({ r, file }) => (r.problems.length > 0 ? (previous?.servers ?? []).filter((s) => s.file === file) : (r.servers ?? [])));
+  entries.sort((a, b) => Number(owner.get(b.spec.name) === b.file) - Number(owner.get(a.spec.name) === a.file));
+  const chosen = new Map<string, McpServerEntry>();
+  for (const s of entries) {
+    const other = chosen.get(s.spec.name);
+    if (!other) {
+      chosen.set(s.spec.name, s);
+      continue;
+    }
+    const path = s.pointer === '' ? '/name' : s.pointer;
+    const line = s.lineOf(path);
+    const message = `MCP server '${s.spec.name}' clashes with the one declared in ${other.file}`;
+    problems.push(line === undefined ? { file: s.file, path, message } : { file: s.file, line, path, message });
+  }
+  return [...chosen.values()];
 }

@@ -1,4 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
+import { ToolFileSchema } from './schema.js';
 
 /**
  * Schemas of an MCP server file (SPEC §2, `kind: mcp-server`) and of the Claude-Desktop
@@ -21,6 +22,16 @@ export const McpPoolSettingsSchema = Type.Object(
   { additionalProperties: false },
 );
 
+/**
+ * One override: any tool-file field but the ones the server owns (name, arguments, backends).
+ * Derived from the tool-file schema, so a new tool-file field is overridable at once.
+ */
+export const ToolOverrideSchema = Type.Partial(Type.Omit(ToolFileSchema, ['$schema', 'name', 'inputSchema', 'backends']), {
+  additionalProperties: false,
+  description: 'tool-file fields for one imported tool (not name, inputSchema or backends)',
+});
+export type ToolOverride = Static<typeof ToolOverrideSchema>;
+
 /** Fields every MCP server file has, whatever its transport. */
 const commonFields = {
   kind: Type.Literal('mcp-server'),
@@ -30,10 +41,11 @@ const commonFields = {
   timeoutMs: Type.Optional(Type.Integer({ minimum: 1, description: 'default timeout of the imported tools; config defaults.timeoutMs.mcp if absent' })),
   include: Type.Optional(Type.Array(Type.String({ minLength: 1 }), { description: 'globs of MCP tool names to import' })),
   exclude: Type.Optional(Type.Array(Type.String({ minLength: 1 }), { description: 'globs of MCP tool names to leave out' })),
-  // Per-tool partial tool-file fields, keyed by the MCP tool name. Loose until the tool-file
-  // schema exists to reference.
   overrides: Type.Optional(
-    Type.Record(Type.String(), Type.Object({}, { additionalProperties: true }), { additionalProperties: false }),
+    Type.Record(Type.String({ minLength: 1 }), ToolOverrideSchema, {
+      additionalProperties: false,
+      description: 'per-tool settings keyed by the MCP tool name; they win over the annotations',
+    }),
   ),
   trustChanges: Type.Optional(Type.Boolean({ default: false, description: 'accept changed tool definitions without an admin' })),
 };

@@ -1,4 +1,5 @@
 import type { FileProblem } from '../util/source.js';
+import type { McpServerEntry } from './mcp-file.js';
 import type { CompiledTool } from './types.js';
 
 /**
@@ -15,6 +16,8 @@ export class Registry {
     readonly loadedAt: string,
     tools: readonly CompiledTool[],
     readonly problems: readonly FileProblem[],
+    /** MCP servers declared by the files of this generation (their tools are among `tools` once imported). */
+    readonly servers: readonly McpServerEntry[] = [],
   ) {
     this.tools = [...tools].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
     this.byName = new Map(this.tools.map((t) => [t.name, t]));

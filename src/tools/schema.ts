@@ -121,6 +121,9 @@ export const ToolFileSchema = Obj(
       }),
     ),
     concurrency: Type.Optional(PositiveInt({ description: 'calls in flight at once; overflow answers UNAVAILABLE' })),
+    rateLimit: Type.Optional(
+      Obj({ requests: PositiveInt(), windowSeconds: PositiveInt() }, 'calls of this tool per window, all callers together (RATE_LIMITED beyond)'),
+    ),
     visibility: Type.Optional(
       Obj({
         roles: Type.Optional(Type.Array(Literals(['agent', 'approver', 'admin']))),

@@ -65,6 +65,8 @@ export interface CompiledTool {
     readonly volumeThreshold: number;
   };
   readonly concurrency: number;
+  /** Calls of this tool per fixed window, all callers together (tool file `rateLimit`). */
+  readonly rateLimit?: { readonly requests: number; readonly windowSeconds: number };
   readonly visibility: { readonly roles: readonly Role[] | undefined; readonly prefilter: boolean };
   readonly redact: readonly string[];
   readonly result: { readonly pick: readonly string[] | undefined; readonly maxBytes: number; readonly text: Template | undefined };
@@ -76,4 +78,17 @@ export interface CompiledTool {
   readonly validateArgs: ValidateFunction;
   readonly validateOutput: ValidateFunction | undefined;
   readonly source: { readonly file: string; readonly hash: string };
+  /** Set on a tool imported from an MCP server file. */
+  readonly mcp?: McpImportInfo;
+}
+
+/** Where an imported tool came from, and whether a changed definition holds it. */
+export interface McpImportInfo {
+  readonly server: string;
+  /** The tool's name on its server. */
+  readonly tool: string;
+  /** Pin of the definition in use (name, title, description, schemas, annotations). */
+  readonly hash: string;
+  /** The server now offers another definition: calls answer TOOL_CHANGED until an admin accepts it. */
+  readonly held?: { readonly newHash: string };
 }

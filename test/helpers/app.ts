@@ -68,6 +68,7 @@ export async function startGateway(opts: TestGatewayOptions = {}): Promise<TestG
     ...(opts.now ? { now: opts.now } : {}),
     onBackendState,
   });
+  await app.gw.mcp.settled(); // MCP servers of tools.d are imported in the background
   return {
     app,
     dir,

@@ -129,10 +129,13 @@ function healthcheckCommand(ins: Instruction): string | undefined {
 // ---------------------------------------------------------------------------------------------
 // docker-compose.yml, normalised.
 
-const compose = record(parseYaml(read('docker-compose.yml')), 'docker-compose.yml');
+// `merge`: the replicas share one definition through a YAML merge key (`<<: *gateway`), as Compose reads it.
+const compose = record(parseYaml(read('docker-compose.yml'), { merge: true }), 'docker-compose.yml');
 const services = record(compose['services'], 'services');
 const topVolumes = isRecord(compose['volumes']) ? compose['volumes'] : {};
 const service = (name: string): Json => record(services[name], `service ${name}`);
+/** The gateway replicas: gateway-1, gateway-2, … */
+const replicas: string[] = Object.keys(services).filter((n) => /^gateway-\d+$/.test(n));
 
 function dependsOn(svc: Json): Map<string, string | undefined> {
   const d = svc['depends_on'];
@@ -472,15 +475,16 @@ describe('.dockerignore', () => {
 });
 
 describe('docker-compose.yml', () => {
-  it('has the gateway and redis services; every depends_on names a service with a healthcheck if it waits for one', () => {
-    expect(Object.keys(services)).toEqual(expect.arrayContaining(['gateway', 'redis']));
+  it('has two or more gateway replicas, nginx and redis; every depends_on names a service with a healthcheck if it waits for one', () => {
+    expect(Object.keys(services)).toEqual(expect.arrayContaining(['lb', 'redis']));
+    expect(replicas.length).toBeGreaterThanOrEqual(2);
     for (const [name, raw] of Object.entries(services)) {
       for (const [dep, condition] of dependsOn(record(raw, name))) {
         expect(services[dep], `${name} depends on ${dep}`).toBeDefined();
         if (condition === 'service_healthy') expect(healthTest(service(dep)), `${dep} has a healthcheck`).toBeDefined();
       }
     }
-    expect(dependsOn(service('gateway')).get('redis')).toBe('service_healthy');
+    for (const name of replicas) expect(dependsOn(service(name)).get('redis'), name).toBe('service_healthy');
   });
 
   it('redis: official 7.x image, healthcheck redis-cli ping, data on a named volume', () => {
@@ -500,61 +504,96 @@ describe('docker-compose.yml', () => {
     }
   });
 
-  it('gateway builds this Dockerfile and mounts tools.d, config (read-only) and data where the image keeps them', () => {
-    const gw = service('gateway');
-    const build = gw['build'];
-    const context = typeof build === 'string' ? build : isRecord(build) ? (str(build['context']) ?? '.') : undefined;
-    expect(context, 'gateway: build').toBeDefined();
-    const dockerfile = isRecord(build) ? (str(build['dockerfile']) ?? 'Dockerfile') : 'Dockerfile';
-    expect(posix.join(context ?? '', dockerfile)).toBe('Dockerfile');
+  it('each replica builds this Dockerfile and mounts tools.d, config (read-only) and its own data volume where the image keeps them', () => {
+    const dataVolumes = new Set<string | undefined>();
+    for (const name of replicas) {
+      const gw = service(name);
+      const build = gw['build'];
+      const context = typeof build === 'string' ? build : isRecord(build) ? (str(build['context']) ?? '.') : undefined;
+      expect(context, 'gateway: build').toBeDefined();
+      const dockerfile = isRecord(build) ? (str(build['dockerfile']) ?? 'Dockerfile') : 'Dockerfile';
+      expect(posix.join(context ?? '', dockerfile)).toBe('Dockerfile');
 
-    const ms = mounts(gw);
-    const bind = (dir: string): Mount | undefined => ms.find((m) => m.type === 'bind' && posix.normalize(m.source ?? '') === dir);
-    for (const dir of ['tools.d', 'config']) {
-      const m = bind(dir);
-      expect(m, `./${dir} is mounted`).toBeDefined();
-      expect(m?.target).toBe(posix.join(appDir, dir));
-      expect(m?.readOnly, `./${dir} read-only`).toBe(true);
+      const ms = mounts(gw);
+      const bind = (dir: string): Mount | undefined => ms.find((m) => m.type === 'bind' && posix.normalize(m.source ?? '') === dir);
+      for (const dir of ['tools.d', 'config']) {
+        const m = bind(dir);
+        expect(m, `./${dir} is mounted`).toBeDefined();
+        expect(m?.target).toBe(posix.join(appDir, dir));
+        expect(m?.readOnly, `./${dir} read-only`).toBe(true);
+      }
+      const data = ms.find((m) => m.target === posix.join(appDir, auditDir));
+      expect(data?.type, `a named volume at ${posix.join(appDir, auditDir)}`).toBe('volume');
+      dataVolumes.add(data?.source);
     }
-    const data = ms.find((m) => m.target === posix.join(appDir, auditDir));
-    expect(data?.type, `a named volume at ${posix.join(appDir, auditDir)}`).toBe('volume');
+    expect(dataVolumes.size, 'two processes never append to one audit file').toBe(replicas.length);
   });
 
-  it("gateway's container port is the Dockerfile's EXPOSE and PORT", () => {
-    const gw = service('gateway');
-    const ports = containerPorts(gw);
-    expect(ports).toHaveLength(1);
-    expect(ports[0]).toBe(exposed[0]);
-    expect(ports[0]).toBe(finalEnv.get('PORT'));
-    const envPort = environment(gw).get('PORT');
-    if (envPort !== undefined) expect(envPort).toBe(ports[0]);
+  it("replicas listen on the Dockerfile's EXPOSE and PORT and publish nothing: nginx is the one way in", () => {
+    for (const name of replicas) {
+      const gw = service(name);
+      expect(containerPorts(gw), `${name} publishes no host port`).toHaveLength(0);
+      const envPort = environment(gw).get('PORT');
+      if (envPort !== undefined) expect(envPort).toBe(exposed[0]);
+    }
+    expect(finalEnv.get('PORT')).toBe(exposed[0]);
   });
 
-  it("gateway's REDIS_URL names the redis service; the config's key variables are required", () => {
-    const env = environment(service('gateway'));
-    const url = new URL(env.get('REDIS_URL') ?? 'missing://');
-    expect(url.protocol).toMatch(/^rediss?:$/);
-    expect(Object.keys(services)).toContain(url.hostname);
-    expect(str(service(url.hostname)['image'])).toMatch(/^(docker\.io\/(library\/)?)?redis:/);
-    expect(url.port === '' || url.port === '6379').toBe(true);
-
-    // The container binds 0.0.0.0, where the gateway refuses to start with no key: keys are mandatory.
-    expect(keyEnvNames).toEqual(expect.arrayContaining(['AGENT_KEY', 'OPS_KEY']));
-    for (const name of keyEnvNames) expect(env.get(name), name).toMatch(new RegExp(`^\\$\\{${name}:\\?[^}]*\\}$`));
-    expect(env.has('LOG_LEVEL')).toBe(true);
+  it('lb: the official nginx image, deploy/nginx.conf mounted read-only, waiting for healthy replicas', () => {
+    const lb = service('lb');
+    expect(str(lb['image'])).toMatch(/^(docker\.io\/(library\/)?)?nginx:[\w.-]+$/);
+    const conf = mounts(lb).find((m) => m.type === 'bind' && posix.normalize(m.source ?? '') === 'deploy/nginx.conf');
+    expect(conf?.target).toMatch(/^\/etc\/nginx\/(nginx\.conf|conf\.d\/[\w.-]+\.conf)$/);
+    expect(conf?.readOnly).toBe(true);
+    for (const name of replicas) expect(dependsOn(lb).get(name), `lb waits for ${name}`).toBe('service_healthy');
   });
 
-  it("gateway's healthcheck probes /healthz with node, and it has time to drain on stop", () => {
-    const gw = service('gateway');
-    const test = healthTest(gw);
-    expect(test).toBeDefined();
-    expect(test).toContain('/healthz');
-    expect(test).toMatch(/^node\s/);
-    expect(test).not.toMatch(/\b(curl|wget)\b/);
-    expect(test?.includes(`:${exposed[0]}/`) || test?.includes(`||${exposed[0]}`)).toBe(true);
-    // server.ts: drain (server.drainTimeoutMs, 10 s by default) then a 5 s force-exit margin.
-    const grace = str(gw['stop_grace_period']);
-    expect(grace, 'stop_grace_period').toBeDefined();
-    expect(seconds(grace ?? '')).toBeGreaterThanOrEqual(15);
+  it('deploy/nginx.conf: listens on the published port; least_conn over every replica; /mcp sticky by session', () => {
+    const conf = read('deploy/nginx.conf').replace(/#.*$/gm, '');
+    const published = containerPorts(service('lb'));
+    expect(published).toHaveLength(1);
+    expect(conf).toMatch(new RegExp(`\\blisten\\s+${published[0]}\\s*;`));
+    const upstreams = new Map([...conf.matchAll(/upstream\s+([\w-]+)\s*\{([^}]*)\}/g)].map((m) => [m[1] ?? '', m[2] ?? '']));
+    const servers = (body: string) => [...body.matchAll(/\bserver\s+([\w.-]+):(\d+)/g)].map((m) => `${m[1]}:${m[2]}`).sort();
+    const all = replicas.map((r) => `${r}:${exposed[0]}`).sort();
+    const passTo = (loc: string) => new RegExp(`location\\s+${loc}\\s*\\{[^}]*proxy_pass\\s+http://([\\w-]+)`).exec(conf)?.[1] ?? '';
+    const main = upstreams.get(passTo('/')) ?? '';
+    expect(main).toMatch(/\bleast_conn\s*;/);
+    expect(servers(main)).toEqual(all);
+    const mcp = upstreams.get(passTo('/mcp')) ?? '';
+    expect(mcp).toMatch(/\bhash\s+\$http_mcp_session_id\b/);
+    expect(servers(mcp)).toEqual(all);
+  });
+
+  it("each replica's REDIS_URL names the redis service; the config's key variables are required", () => {
+    for (const name of replicas) {
+      const env = environment(service(name));
+      const url = new URL(env.get('REDIS_URL') ?? 'missing://');
+      expect(url.protocol).toMatch(/^rediss?:$/);
+      expect(Object.keys(services)).toContain(url.hostname);
+      expect(str(service(url.hostname)['image'])).toMatch(/^(docker\.io\/(library\/)?)?redis:/);
+      expect(url.port === '' || url.port === '6379').toBe(true);
+
+      // The container binds 0.0.0.0, where the gateway refuses to start with no key: keys are mandatory.
+      expect(keyEnvNames).toEqual(expect.arrayContaining(['AGENT_KEY', 'OPS_KEY']));
+      for (const name of keyEnvNames) expect(env.get(name), name).toMatch(new RegExp(`^\\$\\{${name}:\\?[^}]*\\}$`));
+      expect(env.has('LOG_LEVEL')).toBe(true);
+    }
+  });
+
+  it("each replica's healthcheck probes /healthz with node, and it has time to drain on stop", () => {
+    for (const name of replicas) {
+      const gw = service(name);
+      const test = healthTest(gw);
+      expect(test).toBeDefined();
+      expect(test).toContain('/healthz');
+      expect(test).toMatch(/^node\s/);
+      expect(test).not.toMatch(/\b(curl|wget)\b/);
+      expect(test?.includes(`:${exposed[0]}/`) || test?.includes(`||${exposed[0]}`)).toBe(true);
+      // server.ts: drain (server.drainTimeoutMs, 10 s by default) then a 5 s force-exit margin.
+      const grace = str(gw['stop_grace_period']);
+      expect(grace, 'stop_grace_period').toBeDefined();
+      expect(seconds(grace ?? '')).toBeGreaterThanOrEqual(15);
+    }
   });
 });

@@ -1,0 +1,89 @@
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { GatewayError } from '../errors.js';
+import { isMcpPoolError, type McpPool, type McpPoolError } from '../mcp/pool.js';
+import type { McpTarget } from '../tools/types.js';
+import type { AdapterRequest, ContentBlock, ToolAdapter, ToolResult, UpstreamPayload } from './types.js';
+
+const MODEL_TEXT_MAX = 1000;
+
+/**
+ * The pool gets the call's deadline a little early, so that its own verdict (UNAVAILABLE with
+ * Retry-After while a server restarts, or TIMEOUT) arrives before the pipeline's deadline
+ * aborts it: a restart must not count against the tool's breaker as a timeout would.
+ */
+function poolDeadline(deadline: number): number {
+  const left = deadline - Date.now();
+  return deadline - Math.min(250, Math.max(10, left * 0.05));
+}
+
+/**
+ * Calls MCP backends over the gateway's pool: one shared session per server, the call's
+ * deadline and AbortSignal passed on (the server is sent `notifications/cancelled` when
+ * either ends the call). Results pass through whole (text, image, resource, structured
+ * content); normalize caps them at `result.maxBytes`.
+ */
+export class McpAdapter implements ToolAdapter {
+  constructor(private readonly pool: McpPool) {}
+
+  async call(req: AdapterRequest): Promise<UpstreamPayload> {
+    const t = req.backend.target as McpTarget;
+    if (!this.pool.status(t.server)) {
+      throw new GatewayError('UNAVAILABLE', `no MCP server named '${t.server}' is declared in tools.d`, {
+        upstream: { transient: false, noEffect: true },
+      });
+    }
+    try {
+      const result = await this.pool.callTool(t.server, t.tool, { ...req.args }, { deadline: poolDeadline(req.deadline), signal: req.signal });
+      return { kind: 'result', result: toToolResult(result) };
+    } catch (err) {
+      if (!isMcpPoolError(err)) throw err;
+      throw toGatewayError(err, req.signal);
+    }
+  }
+}
+
+function toToolResult(result: CallToolResult): ToolResult {
+  const content: ContentBlock[] = result.content.map((block) => ({ ...block }));
+  const out: ToolResult = { content, isError: false };
+  if (result.structuredContent !== undefined) out.structuredContent = result.structuredContent;
+  return out;
+}
+
+/** The pool's error kinds as catalogue errors; `upstream` tells the attempt loop what may happen next. */
+function toGatewayError(err: McpPoolError, signal: AbortSignal): Error {
+  const { server, tool } = err.details;
+  const where = `MCP server '${server}'${tool ? ` (tool '${tool}')` : ''}`;
+  switch (err.kind) {
+    case 'aborted':
+      // The pipeline aborted it (deadline, caller gone, one try's limit): its own reason answers.
+      return signal.reason instanceof Error ? signal.reason : new GatewayError('UNAVAILABLE', `the call to ${where} was cancelled`);
+    case 'timeout':
+      return new GatewayError('TIMEOUT', `${where} did not answer in time`, { upstream: { transient: true, noEffect: false }, cause: err });
+    case 'unavailable': {
+      const retryAfterMs = err.details.retryAfterMs;
+      return new GatewayError('UNAVAILABLE', err.message, {
+        ...(retryAfterMs !== undefined ? { retryAfterSeconds: retryAfterMs / 1000 } : {}),
+        // Not the tool's fault: retried (or moved when it cannot have run), never counted by the breaker.
+        upstream: { transient: true, noEffect: !err.details.mayHaveReachedServer, notCountedByBreaker: true, ...(retryAfterMs !== undefined ? { retryAfterMs } : {}) },
+        cause: err,
+      });
+    }
+    case 'tool_error':
+      return new GatewayError('UPSTREAM_ERROR', `${where} reported an error: ${err.message}`, {
+        modelMessage: `The tool reported an error: ${trim(err.message)}`,
+        details: [{ message: err.message, server, ...(tool ? { tool } : {}) }],
+        upstream: { transient: false, noEffect: false },
+        cause: err,
+      });
+    case 'protocol':
+      return new GatewayError('UPSTREAM_ERROR', `${where} failed: ${err.message}`, {
+        details: [{ message: err.message, server, ...(err.details.mcpCode !== undefined ? { mcpCode: err.details.mcpCode } : {}) }],
+        upstream: { transient: false, noEffect: false },
+        cause: err,
+      });
+  }
+}
+
+function trim(text: string): string {
+  return text.length > MODEL_TEXT_MAX ? `${text.slice(0, MODEL_TEXT_MAX)}…` : text;
+}

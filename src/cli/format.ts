@@ -1,0 +1,40 @@
+import { formatProblem } from '../util/source.js';
+import type { CheckReport, ToolSummary } from './types.js';
+
+/** The human form of a report: problems first (file:line: path: message), then tools, then warnings. */
+
+function gate(t: ToolSummary): string {
+  return t.gated === true ? 'gated' : t.gated === false ? 'not gated' : `gated ${t.gated}`;
+}
+
+function table(rows: readonly string[][]): string[] {
+  const widths = rows.reduce<number[]>((w, r) => r.map((c, i) => Math.max(w[i] ?? 0, c.length)), []);
+  return rows.map((r) => '  ' + r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i] ?? 0))).join('  '));
+}
+
+export function formatReport(r: CheckReport): string {
+  const lines: string[] = [];
+  lines.push(`config: ${r.config ?? '(embedded defaults)'}`, `tools dir: ${r.toolsDir ?? '(not checked: the config has errors)'}`);
+  if (r.errors.length > 0) lines.push('', `errors (${r.errors.length}):`, ...r.errors.map(formatProblem));
+  lines.push('', `tools (${r.tools.length}):`);
+  const rows = r.tools.map((t) => [
+    t.name,
+    t.backends.map((b) => `${b.id}(${b.kind})`).join(', '),
+    t.sideEffect,
+    gate(t),
+    `visibility: ${t.roles === null ? 'all roles' : t.roles.join(', ')}${t.prefilter ? '' : ' (no prefilter)'}`,
+    `timeout ${t.timeoutMs} ms`,
+    t.file,
+  ]);
+  lines.push(...(rows.length > 0 ? table(rows) : ['  (none)']));
+  if (r.mcpServers.length > 0) {
+    lines.push('', `MCP servers (${r.mcpServers.length}; their tools are imported when the gateway connects):`);
+    lines.push(...table(r.mcpServers.map((s) => [s.name, s.transport, `include: ${s.include === null ? '(all)' : s.include.join(', ')}`, s.file])));
+  }
+  if (r.warnings.length > 0) {
+    lines.push('', `warnings (${r.warnings.length}):`, ...r.warnings.map((w) => `warning: ${formatProblem(w)} [${w.rule}]`));
+  }
+  const verdict = r.ok ? 'OK' : 'FAILED';
+  lines.push('', `${verdict}: ${r.errors.length} error(s), ${r.warnings.length} warning(s), ${r.tools.length} tool(s)`);
+  return lines.join('\n') + '\n';
+}

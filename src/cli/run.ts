@@ -1,0 +1,101 @@
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { ConfigError, DEFAULT_CONFIG_FILE, loadConfig, type LoadedConfig } from '../config/load.js';
+import { loadToolsDir, TOOL_FILE } from '../tools/loader.js';
+import type { CompiledTool } from '../tools/types.js';
+import type { Env } from '../util/env.js';
+import { parseSource, type FileProblem, type ParsedSource } from '../util/source.js';
+import { withLine } from './locate.js';
+import { findInlineSecrets } from './secrets.js';
+import type { CheckReport, CheckWarning, ToolSummary } from './types.js';
+import { openToAll, serverWarnings, toolWarnings } from './warnings.js';
+
+export interface CheckOptions {
+  readonly config?: string | undefined;
+  readonly toolsDir?: string | undefined;
+  readonly env: Env;
+}
+
+/** A file as written (no `${env:}` expansion), or undefined when it does not parse (the loader reports why). */
+function readRaw(file: string): ParsedSource | undefined {
+  try {
+    return parseSource(readFileSync(file, 'utf8'), file);
+  } catch {
+    return undefined;
+  }
+}
+
+function secretWarnings(file: string, raw: ParsedSource | undefined): CheckWarning[] {
+  return findInlineSecrets(raw?.value).map((s) => {
+    const message = `${s.what} holds a literal secret: write it as \${env:NAME}`;
+    const line = raw?.lineOf(s.path);
+    return line === undefined ? { file, path: s.path, message, rule: 'inline-secret' } : { file, line, path: s.path, message, rule: 'inline-secret' };
+  });
+}
+
+/** The keys the config file declares, whether or not their variables are set in this environment. */
+function declaredKeys(raw: ParsedSource | undefined): { id: string; tools?: string[] }[] {
+  const v = raw?.value as { auth?: { keys?: unknown } } | null | undefined;
+  const keys = v?.auth?.keys;
+  return Array.isArray(keys) ? (keys as { id: string; tools?: string[] }[]) : [];
+}
+
+export function summarize(t: CompiledTool): ToolSummary {
+  return {
+    name: t.name,
+    file: t.source.file,
+    sideEffect: t.sideEffect,
+    backends: t.backends.map((b) => ({ id: b.id, kind: b.target.kind })),
+    gated: typeof t.confirm === 'boolean' ? t.confirm : `when ${t.confirm.describe}`,
+    roles: t.visibility.roles === undefined ? null : [...t.visibility.roles],
+    prefilter: t.visibility.prefilter,
+    timeoutMs: t.timeoutMs,
+  };
+}
+
+/** Validates the config and tools.d with the server's own loaders; never throws on a bad file. */
+export async function runCheck(opts: CheckOptions): Promise<CheckReport> {
+  const configFile = opts.config ?? opts.env['TOOLGATE_CONFIG'] ?? DEFAULT_CONFIG_FILE;
+  const errors: FileProblem[] = [];
+  const warnings: CheckWarning[] = [];
+  let loaded: LoadedConfig | undefined;
+  try {
+    loaded = loadConfig({ file: opts.config, env: opts.env });
+  } catch (e) {
+    if (!(e instanceof ConfigError)) throw e;
+    errors.push(...e.problems);
+  }
+  const configRaw = existsSync(configFile) ? readRaw(configFile) : undefined;
+  if (configRaw) warnings.push(...secretWarnings(configFile, configRaw));
+  const config = loaded ? (loaded.file ?? null) : configFile;
+  if (!loaded) return { ok: false, config, toolsDir: null, errors, warnings, tools: [], mcpServers: [] };
+  const configName = loaded.file ?? '(embedded defaults)';
+  const keysLine = configRaw?.lineOf('/auth/keys');
+  for (const message of loaded.warnings) {
+    const at = keysLine === undefined ? { file: configName } : { file: configName, line: keysLine };
+    warnings.push({ ...at, path: '/auth/keys', message, rule: 'config' });
+  }
+
+  const dir = opts.toolsDir ?? loaded.config.tools.dir;
+  const registry = await loadToolsDir({ dir, env: opts.env, secrets: new Set(loaded.secrets), defaults: loaded.config.defaults });
+  const raws = new Map<string, ParsedSource | undefined>();
+  let names: string[] = [];
+  try {
+    names = readdirSync(dir).filter((n) => TOOL_FILE.test(n)).sort();
+  } catch {
+    // the loader reported the unreadable directory
+  }
+  for (const name of names) {
+    const file = join(dir, name);
+    raws.set(file, readRaw(file));
+    warnings.push(...secretWarnings(file, raws.get(file)));
+  }
+  const rawOf = (file: string) => (raws.has(file) ? raws.get(file) : readRaw(file));
+  errors.push(...registry.problems.map((p) => withLine(p, rawOf(p.file))));
+  const open = openToAll(loaded.config.auth.mode, declaredKeys(configRaw));
+  for (const t of registry.tools) warnings.push(...toolWarnings(t, rawOf, open));
+  for (const s of registry.servers) warnings.push(...serverWarnings(s));
+  const mcpServers = registry.servers.map((s) => ({ name: s.spec.name, file: s.file, transport: s.spec.transport, include: s.spec.include ?? null }));
+  warnings.sort((a, b) => (a.file < b.file ? -1 : a.file > b.file ? 1 : (a.line ?? 0) - (b.line ?? 0)));
+  return { ok: errors.length === 0, config, toolsDir: dir, errors, warnings, tools: registry.tools.map(summarize), mcpServers };
+}

@@ -1,0 +1,40 @@
+import type { FileProblem } from '../util/source.js';
+
+/** What `toolgate check` found; `--json` prints it as is. */
+
+export type WarningRule = 'config' | 'confirm-off' | 'visible-to-all' | 'inline-secret' | 'default-timeout' | 'mcp-no-include';
+
+export interface CheckWarning extends FileProblem {
+  readonly rule: WarningRule;
+}
+
+export interface ToolSummary {
+  readonly name: string;
+  readonly file: string;
+  readonly sideEffect: string;
+  readonly backends: readonly { readonly id: string; readonly kind: string }[];
+  /** true, false, or the arguments a confirm rule looks at (`when amount, path`). */
+  readonly gated: boolean | string;
+  /** The roles that may see it; null: every role. */
+  readonly roles: readonly string[] | null;
+  readonly prefilter: boolean;
+  readonly timeoutMs: number;
+}
+
+export interface ServerSummary {
+  readonly name: string;
+  readonly file: string;
+  readonly transport: string;
+  readonly include: readonly string[] | null;
+}
+
+export interface CheckReport {
+  readonly ok: boolean;
+  readonly config: string | null;
+  readonly toolsDir: string | null;
+  readonly errors: readonly FileProblem[];
+  readonly warnings: readonly CheckWarning[];
+  readonly tools: readonly ToolSummary[];
+  /** MCP servers declared in tools.d: their tools are imported at run time, so not listed in `tools`. */
+  readonly mcpServers: readonly ServerSummary[];
+}

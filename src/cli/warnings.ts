@@ -1,0 +1,72 @@
+import type { McpServerEntry } from '../tools/mcp-file.js';
+import type { CompiledTool } from '../tools/types.js';
+import { toPointer, type FileProblem, type ParsedSource } from '../util/source.js';
+import type { CheckWarning, WarningRule } from './types.js';
+
+/** The warning rules of `toolgate check` on what the loader compiled, with the files as written. */
+
+export type RawOf = (file: string) => ParsedSource | undefined;
+
+function at(rule: WarningRule, file: string, raw: ParsedSource | undefined, path: string, message: string): CheckWarning {
+  const line = raw?.lineOf(path);
+  const p: FileProblem = line === undefined ? { file, path, message } : { file, line, path, message };
+  return { ...p, rule };
+}
+
+const RISKY = new Set(['destructive', 'external']);
+
+function has(raw: ParsedSource | undefined, key: string): boolean {
+  const v = raw?.value;
+  return v !== null && typeof v === 'object' && !Array.isArray(v) && key in v;
+}
+
+/**
+ * Why every key would see a tool with no `visibility.roles`, or undefined when keys are scoped.
+ * `keys` are the keys the config declares (whether or not their variables are set here).
+ */
+export function openToAll(mode: string, keys: readonly { id: string; tools?: readonly string[] }[]): string | undefined {
+  if (mode === 'none') return 'auth mode is none';
+  if (keys.length === 0) return 'no API key is configured';
+  const wide = keys.filter((k) => (k.tools ?? ['*']).includes('*')).map((k) => `'${k.id}'`);
+  if (wide.length === 0) return undefined;
+  return wide.length === 1 ? `key ${wide[0]} has tools ["*"]` : `keys ${wide.join(', ')} have tools ["*"]`;
+}
+
+export function toolWarnings(tool: CompiledTool, rawOf: RawOf, openReason: string | undefined): CheckWarning[] {
+  const file = tool.source.file;
+  const raw = rawOf(file);
+  const out: CheckWarning[] = [];
+  if (RISKY.has(tool.sideEffect) && tool.confirm === false) {
+    out.push(at('confirm-off', file, raw, '/confirm', `${tool.sideEffect} tool '${tool.name}' runs without confirmation (confirm: false)`));
+  }
+  if (tool.visibility.roles === undefined && openReason !== undefined) {
+    out.push(at('visible-to-all', file, raw, '/visibility/roles', `tool '${tool.name}' is visible to every key: no visibility.roles and ${openReason}`));
+  }
+  if (!has(raw, 'timeoutMs')) {
+    const kinds = [...new Set(tool.backends.map((b) => b.target.kind))].join('/');
+    out.push(at('default-timeout', file, raw, '/timeoutMs', `tool '${tool.name}' has no timeoutMs: uses the default ${tool.timeoutMs} ms (defaults.timeoutMs.${kinds})`));
+  }
+  return out;
+}
+
+export function serverWarnings(server: McpServerEntry): CheckWarning[] {
+  const { spec, file, pointer } = server;
+  const raw: ParsedSource = { value: undefined, lineOf: server.lineOf };
+  const out: CheckWarning[] = [];
+  if (spec.include === undefined) {
+    const also = pointer !== '' ? ' (the mcpServers form has none: write a kind: mcp-server file to choose its tools)' : spec.exclude === undefined ? '' : ' (only an exclude list)';
+    out.push(at('mcp-no-include', file, raw, `${pointer}/include`, `MCP server '${spec.name}' has no include list${also}: every tool it offers, today's and tomorrow's, is imported`));
+  }
+  if (spec.timeoutMs === undefined) {
+    out.push(at('default-timeout', file, raw, `${pointer}/timeoutMs`, `MCP server '${spec.name}' has no timeoutMs: its tools use defaults.timeoutMs.mcp`));
+  }
+  for (const [tool, o] of Object.entries(spec.overrides ?? {})) {
+    const effect = o.sideEffect;
+    if (o.confirm === false && (effect === undefined || RISKY.has(effect))) {
+      const why = effect === undefined ? 'its side effect comes from the annotations (unannotated: destructive)' : `it is ${effect}`;
+      const path = `${pointer}${toPointer(['overrides', tool, 'confirm'])}`;
+      out.push(at('confirm-off', file, raw, path, `MCP tool '${spec.name}.${tool}' runs without confirmation (confirm: false) though ${why}`));
+    }
+  }
+  return out;
+}

@@ -1,0 +1,134 @@
+import type { Ajv2020 } from 'ajv/dist/2020.js';
+import type { Tool } from '@modelcontextprotocol/sdk/types.js';
+import { globToRegExp } from '../auth/caller.js';
+import type { Config } from '../config/schema.js';
+import { compileTool } from '../tools/compile.js';
+import type { McpServerEntry } from '../tools/mcp-file.js';
+import type { McpServerFile, ToolOverride } from '../tools/mcp-server-schema.js';
+import { providerNameOf } from '../tools/names.js';
+import type { SideEffectValue, ToolFile } from '../tools/schema.js';
+import type { CompiledTool } from '../tools/types.js';
+import { sha256Hex } from '../util/hash.js';
+import { toPointer, type FileProblem } from '../util/source.js';
+import type { ListedTool } from './pins.js';
+
+export interface ImportContext {
+  readonly defaults: Config['defaults'];
+  readonly ajv: Ajv2020;
+}
+
+export interface ImportResult {
+  tools: CompiledTool[];
+  problems: FileProblem[];
+}
+
+const LOCAL_MAX = 64;
+
+/**
+ * The registry's name segment for a server's tool: `[a-z0-9_-]` only (camelCase becomes
+ * snake_case, anything else `_`), at most 64 characters (a long name is cut and given a hash).
+ */
+export function localToolName(mcpName: string): string {
+  const flat = mcpName
+    .replace(/([a-z0-9])([A-Z])/g, '$1_$2')
+    .toLowerCase()
+    .replace(/[^a-z0-9_-]+/g, '_')
+    .replace(/^_+|_+$/g, '');
+  const base = flat === '' ? 'tool' : flat;
+  return base.length <= LOCAL_MAX ? base : `${base.slice(0, LOCAL_MAX - 9)}_${sha256Hex(mcpName).slice(0, 8)}`;
+}
+
+/** The include/exclude globs of the server file, on the tool's name as the server gives it. */
+function selected(spec: McpServerFile, mcpName: string): boolean {
+  const matches = (globs: readonly string[] | undefined) => (globs ?? []).some((g) => globToRegExp(g).test(mcpName));
+  return (spec.include === undefined || matches(spec.include)) && !matches(spec.exclude);
+}
+
+/**
+ * Defaults from MCP annotations. `readOnlyHint: true` → read and idempotent, whatever else it
+ * says; otherwise a missing hint takes the MCP default (destructive, open world), so an
+ * unannotated tool is gated. `idempotentHint` sets idempotent; `known` says whether any hint did.
+ */
+export function annotationDefaults(def: Tool): { sideEffect: SideEffectValue; idempotent: boolean; known: boolean } {
+  const a = def.annotations ?? {};
+  if (a.readOnlyHint === true) return { sideEffect: 'read', idempotent: true, known: true };
+  const sideEffect = (a.destructiveHint ?? true) ? 'destructive' : (a.openWorldHint ?? true) ? 'external' : 'write';
+  return { sideEffect, idempotent: a.idempotentHint === true, known: a.idempotentHint !== undefined };
+}
+
+/** A JSON Schema without its `$schema` (servers often say draft-07; the gateway validates as 2020-12, which reads the common keywords alike). */
+function withoutDialect(schema: Record<string, unknown>): Record<string, unknown> {
+  const { $schema: _dialect, ...rest } = schema;
+  return rest;
+}
+
+/** The tool file an imported tool would have: annotations set the defaults, the override wins. */
+function syntheticFile(spec: McpServerFile, def: Tool, name: string, override: ToolOverride | undefined): ToolFile {
+  const base = annotationDefaults(def);
+  // An override that names a side effect takes that side effect's idempotent default, unless a hint said otherwise.
+  const idempotent = override?.sideEffect !== undefined && !base.known ? {} : { idempotent: base.idempotent };
+  const title = def.title ?? def.annotations?.title;
+  const description = def.description?.trim() || title || `Tool '${def.name}' of MCP server '${spec.name}'.`;
+  return {
+    name,
+    description,
+    ...(title !== undefined ? { title } : {}),
+    inputSchema: withoutDialect(def.inputSchema),
+    ...(def.outputSchema ? { outputSchema: withoutDialect(def.outputSchema) } : {}),
+    sideEffect: base.sideEffect,
+    ...idempotent,
+    ...(spec.timeoutMs !== undefined ? { timeoutMs: spec.timeoutMs } : {}),
+    ...override,
+    backends: [{ id: spec.name, mcp: { server: spec.name, tool: def.name } }],
+  };
+}
+
+/**
+ * A server's listed tools as registry tools named `<server>.<tool>`, each compiled like a tool
+ * file. A tool that does not compile (a bad override, an unusable schema) is left out and
+ * reported against the server's file; the others are imported.
+ */
+export function importServerTools(entry: McpServerEntry, listed: readonly ListedTool[], ctx: ImportContext): ImportResult {
+  const { spec } = entry;
+  const tools: CompiledTool[] = [];
+  const problems: FileProblem[] = [];
+  const owners = new Map<string, string>();
+  const problem = (path: string, message: string) => {
+    const line = entry.lineOf(path);
+    problems.push(line === undefined ? { file: entry.file, path, message } : { file: entry.file, line, path, message });
+  };
+  for (const { def, hash, held } of listed) {
+    if (!selected(spec, def.name)) continue;
+    const local = localToolName(def.name);
+    const name = `${spec.name}.${local}`;
+    const other = owners.get(local);
+    if (other !== undefined) {
+      problem(entry.pointer, `tools '${other}' and '${def.name}' would both be imported as '${name}'; exclude one`);
+      continue;
+    }
+    owners.set(local, def.name);
+    const key = spec.overrides?.[def.name] !== undefined ? def.name : local;
+    const override = spec.overrides?.[key];
+    const at = `${entry.pointer}/overrides${toPointer([key])}`;
+    const inOverride = (path: string) => override !== undefined && (path.split('/')[1] ?? '') in override;
+    const compiled = compileTool(syntheticFile(spec, def, name, override), {
+      file: entry.file,
+      fileHash: sha256Hex(`${entry.hash}\u0000${hash}\u0000${held?.newHash ?? ''}`),
+      defaults: ctx.defaults,
+      ajv: ctx.ajv,
+      lineOf: (path) => (inOverride(path) ? entry.lineOf(at + path) : undefined),
+    });
+    if (Array.isArray(compiled)) {
+      for (const p of compiled) problem(inOverride(p.path) ? at + p.path : entry.pointer, `imported tool '${def.name}': ${p.path || '/'}: ${p.message}`);
+      continue;
+    }
+    tools.push({
+      ...compiled,
+      providerName: providerNameOf(name),
+      // A held tool keeps serving its listing but leaves the prefilter: a model should not pick what will be refused.
+      visibility: held ? { ...compiled.visibility, prefilter: false } : compiled.visibility,
+      mcp: { server: spec.name, tool: def.name, hash, ...(held ? { held } : {}) },
+    });
+  }
+  return { tools, problems };
+}
