@@ -42,11 +42,15 @@ export class BreakerSync {
     private readonly registry: () => Registry,
   ) {
     this.pub = connectRedis(url, redisClientOptions()).then((c) => c.on('error', () => undefined));
-    // The subscriber issues nothing else: it may wait for Redis, and ioredis resubscribes on reconnect.
-    this.sub = connectRedis(url, { ...redisClientOptions(), enableOfflineQueue: true, maxRetriesPerRequest: null, commandTimeout: undefined }).then((c) => {
+    // The subscriber issues nothing else. It subscribes on every 'ready' itself: ioredis's own
+    // autoResubscribe drops the promise of its SUBSCRIBE, which rejects unhandled when the link
+    // closes again at once (a Redis restart, a shutdown).
+    const subOpts = { ...redisClientOptions(), enableOfflineQueue: true, maxRetriesPerRequest: null, commandTimeout: undefined, autoResubscribe: false };
+    this.sub = connectRedis(url, subOpts).then((c) => {
       c.on('error', () => undefined);
       c.on('message', (_channel: string, raw: string) => this.receive(raw));
-      c.subscribe(BREAKER_CHANNEL).catch(() => undefined);
+      c.on('ready', () => void c.subscribe(BREAKER_CHANNEL).catch(() => undefined));
+      if (c.status === 'ready') c.subscribe(BREAKER_CHANNEL).catch(() => undefined);
       return c;
     });
     this.pub.catch(() => undefined);
