@@ -10,6 +10,8 @@ const benches = [
   { name: 'Prefilter quality and speed', args: ['--expose-gc', 'bench/prefilter.mjs', '--out', '-'] },
   { name: 'Hot reload and cold load', args: ['bench/reload.mjs'] },
   { name: 'MCP pool against a direct client and spawn-per-call', args: ['bench/mcp-pool.mjs'] },
+  { name: 'HTTP tool overhead: direct, bare Fastify + undici proxy, toolgate', args: ['bench/http-overhead.mjs', '--rounds', '3'] },
+  { name: 'Memory: 1,000 tools, 100,000 calls', args: ['bench/memory.mjs'] },
 ].filter((b) => only.length === 0 || only.some((o) => b.args.join(' ').includes(o)));
 
 const machine = `${cpus()[0]?.model ?? 'unknown CPU'}, ${cpus().length} cores, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}`;

@@ -11,6 +11,7 @@ import type { Rng } from '../routing/select.js';
 import type { StateStore } from '../state/types.js';
 import type { Registry } from '../tools/registry.js';
 import type { CompiledTool } from '../tools/types.js';
+import { ResultCache } from '../cache/result-cache.js';
 import { digest } from '../util/hash.js';
 import { newId } from '../util/ids.js';
 import { execute, newTrail, type Adapters, type PolicyTrail } from './execute.js';
@@ -47,9 +48,11 @@ export interface CallResponse {
   attempts: number;
   durationMs: number;
   responseHash: string;
-  fallback: null | { kind: string; reason: string; tool?: string };
+  fallback: null | { kind: string; reason: string; tool?: string; ageSeconds?: number };
   policy: PolicyTrail;
   result: ToolResult;
+  /** Answered from the result cache (`cache: { ttlSeconds }`): no upstream call. */
+  cached?: true;
 }
 
 /** A gated call (202): it runs when someone allowed to approves it. */
@@ -69,6 +72,8 @@ export interface PipelineDeps {
   limits: Config['limits'];
   secrets: ReadonlySet<string>;
   rng: Rng;
+  /** The clock of the result cache's ages (tests inject one). */
+  now?: () => number;
   /** The gate stage: opens a confirmation for a call that needs one. */
   gate: (tool: CompiledTool, args: Record<string, unknown>, req: CallRequest, callId: string) => Promise<PendingResponse>;
   /** Told when a stage degrades instead of failing (loop guard, rate limits with the shared store down). */
@@ -85,6 +90,7 @@ interface Finish {
   errorCode?: string;
   responseHash?: string;
   confirmationId?: string;
+  argsDigest?: string | undefined;
 }
 
 /**
@@ -95,8 +101,10 @@ interface Finish {
 export class CallPipeline {
   private readonly bulkhead = new Bulkhead();
   private readonly idempotency: Idempotency<CallResponse | PendingResponse>;
+  private readonly cache: ResultCache;
 
   constructor(private readonly deps: PipelineDeps) {
+    this.cache = new ResultCache(deps.state, { ...(deps.now ? { now: deps.now } : {}), ...(deps.onWarning ? { onWarning: deps.onWarning } : {}) });
     this.idempotency = new Idempotency(deps.state, deps.limits.idempotencyTtlSeconds * 1000);
   }
 
@@ -107,6 +115,7 @@ export class CallPipeline {
     let tool: CompiledTool | undefined;
     let backend: string | undefined;
     let claimed = false;
+    let argsDigest: string | undefined;
     const caller = req.caller.id;
     try {
       tool = resolveTool(this.deps.registry(), req.toolName, req.caller);
@@ -114,8 +123,8 @@ export class CallPipeline {
       checkGuards(tool, args);
       // An approved call was counted when it was asked for; a fallback counts as its first call.
       if (!req.approval && fallbackDepth === 0) await checkRateLimits(this.deps.state, { caller: this.deps.limits.rateLimit, tool: tool.rateLimit }, { caller, tool: tool.name }, this.deps.onWarning);
-      const argsDigest = digest(args);
-      const idemDigest = digest({ tool: tool.name, args });
+      argsDigest = digest(args);
+      const idemDigest = req.idempotencyKey ? digest({ tool: tool.name, args }) : '';
       if (req.idempotencyKey && !req.approval) {
         const prior = await this.idempotency.begin(caller, req.idempotencyKey, idemDigest);
         if (prior) return this.replay(req, tool, prior.replay, started);
@@ -127,11 +136,12 @@ export class CallPipeline {
           const pending = await this.deps.gate(tool, args, req, callId);
           if (claimed) await this.idempotency.complete(caller, req.idempotencyKey as string, idemDigest, pending);
           const durationMs = Math.round(performance.now() - started);
-          this.finish(req, tool, callId, trail, { outcome: 'pending_confirmation', backend: undefined, durationMs, confirmationId: pending.confirmation.id }, started);
+          this.finish(req, tool, callId, trail, { outcome: 'pending_confirmation', backend: undefined, durationMs, confirmationId: pending.confirmation.id, argsDigest }, started);
           return pending;
         }
       }
-      const { result, usedBackend, fallback } = await this.run(tool, args, req, trail, fallbackDepth);
+      const hit = await this.fromCache(tool, args, trail);
+      const { result, usedBackend, fallback } = hit ?? (await this.run(tool, args, req, trail, fallbackDepth));
       backend = usedBackend;
       const durationMs = Math.round(performance.now() - started);
       const response: CallResponse = {
@@ -145,15 +155,16 @@ export class CallPipeline {
         fallback: fallback ?? null,
         policy: trail,
         result,
+        ...(trail.cached ? { cached: true as const } : {}),
       };
       if (claimed) await this.idempotency.complete(caller, req.idempotencyKey as string, idemDigest, response);
-      this.finish(req, tool, callId, trail, { outcome: fallback ? 'fallback' : 'ok', backend, durationMs, responseHash: response.responseHash }, started);
+      this.finish(req, tool, callId, trail, { outcome: fallback ? 'fallback' : 'ok', backend, durationMs, responseHash: response.responseHash, argsDigest }, started);
       return response;
     } catch (e) {
       if (claimed) await this.idempotency.abandon(caller, req.idempotencyKey as string).catch(() => undefined);
       const err = isGatewayError(e) ? e : new GatewayError('INTERNAL', 'the call failed inside the gateway', { cause: e });
       const durationMs = Math.round(performance.now() - started);
-      this.finish(req, tool, callId, trail, { outcome: 'error', backend: backend ?? trail.tried.at(-1), durationMs, errorCode: err.code }, started);
+      this.finish(req, tool, callId, trail, { outcome: 'error', backend: backend ?? trail.tried.at(-1), durationMs, errorCode: err.code, argsDigest }, started);
       throw this.scrub(err);
     }
   }
@@ -178,7 +189,9 @@ export class CallPipeline {
         { ...this.deps, requestId: req.requestId, signal: req.signal, route: { caller: req.caller.id, headers: req.headers ?? {} } },
         trail,
       );
-      return { result: normalizeResult(tool, run.payload), usedBackend: run.backend.id, fallback: undefined };
+      const result = normalizeResult(tool, run.payload);
+      this.remember(tool, args, result);
+      return { result, usedBackend: run.backend.id, fallback: undefined };
     } catch (e) {
       const plan = isGatewayError(e) && depth === 0 ? fallbackFor(tool, e) : undefined;
       if (!plan || !isGatewayError(e)) throw e;
@@ -188,11 +201,34 @@ export class CallPipeline {
         trail.fallback = { kind: 'tool', reason: e.code, tool: other.tool };
         return { result: other.result, usedBackend: `${other.tool}/${other.backend}`, fallback: trail.fallback };
       }
+      if (plan.kind === 'cache') {
+        const last = await this.cache.lastGood(tool.name, args);
+        if (!last) throw e; // nothing good to repeat: the failure stands
+        const ageSeconds = this.cache.ageSeconds(last);
+        trail.fallback = { kind: 'cache', reason: e.code, ageSeconds };
+        const note = { type: 'text', text: `[from cache, ${ageSeconds} s old: the tool is failing now]` };
+        return { result: { ...last.result, content: [note, ...last.result.content] }, usedBackend: 'fallback', fallback: trail.fallback };
+      }
       trail.fallback = { kind: plan.kind, reason: e.code };
       return { result: plan.result, usedBackend: 'fallback', fallback: trail.fallback };
     } finally {
       release();
     }
+  }
+
+  /** A fresh cached result for these arguments, when the tool caches. */
+  private async fromCache(tool: CompiledTool, args: Record<string, unknown>, trail: PolicyTrail) {
+    if (tool.cacheTtlSeconds <= 0) return undefined;
+    const hit = await this.cache.get(tool.name, args);
+    if (!hit) return undefined;
+    trail.cached = true;
+    return { result: hit.result, usedBackend: 'cache', fallback: undefined };
+  }
+
+  /** Keeps a fresh upstream result for the cache and the cache fallback; not awaited (the store never fails a call). */
+  private remember(tool: CompiledTool, args: Record<string, unknown>, result: ToolResult): void {
+    if (tool.cacheTtlSeconds > 0) void this.cache.put(tool.name, args, result, tool.cacheTtlSeconds * 1000);
+    if (tool.fallback && 'cache' in tool.fallback) void this.cache.putLastGood(tool.name, args, result);
   }
 
   private finish(
@@ -215,7 +251,7 @@ export class CallPipeline {
         backend: out.backend,
         attempts: trail.attempts,
         args: redactArgs(tool, req.args, this.deps.secrets),
-        argsDigest: digest(req.args ?? null),
+        argsDigest: out.argsDigest ?? digest(req.args ?? null),
         outcome: out.outcome,
         errorCode: out.errorCode,
         durationMs: out.durationMs,

@@ -2,7 +2,8 @@ import CircuitBreaker from 'opossum';
 import { GatewayError, isGatewayError } from '../errors.js';
 import type { CompiledBackend, CompiledTool } from '../tools/types.js';
 
-export type BackendState = 'closed' | 'half_open' | 'open' | 'disabled';
+/** `unhealthy`: its active probe failed (resilience/probes.ts); routing skips it like an open breaker. */
+export type BackendState = 'closed' | 'half_open' | 'open' | 'disabled' | 'unhealthy';
 
 /** What routing and operators see of one backend. */
 export interface BackendView {
@@ -55,6 +56,8 @@ export class HealthBook {
   private readonly entries = new Map<string, Entry>();
   /** Backends refused with 401/403, until their tool file changes (value: the file hash then). */
   private readonly disabled = new Map<string, string>();
+  /** Backends whose active probe reports them down. */
+  private readonly unhealthy = new Set<string>();
   private readonly transitions = new Set<(t: BreakerTransition) => void>();
   private forcing = false;
 
@@ -71,6 +74,7 @@ export class HealthBook {
     const cfg = tool.breaker;
     const breaker = new CircuitBreaker<[Run], unknown>((run: Run) => run(), {
       timeout: false,
+      enableSnapshots: false, // no per-breaker snapshot timer: we read state on demand
       resetTimeout: cfg.resetTimeoutMs,
       rollingCountTimeout: cfg.rollingCountTimeoutMs,
       volumeThreshold: cfg.volumeThreshold,
@@ -97,7 +101,15 @@ export class HealthBook {
   view(tool: CompiledTool, b: CompiledBackend): BackendView {
     const e = this.entries.get(this.key(tool, b));
     const disabled = this.disabled.get(this.key(tool, b)) === tool.source.hash;
-    const state: BackendState = disabled ? 'disabled' : !e || e.breaker.closed ? 'closed' : e.breaker.halfOpen ? 'half_open' : 'open';
+    const state: BackendState = disabled
+      ? 'disabled'
+      : this.unhealthy.has(this.key(tool, b))
+        ? 'unhealthy'
+        : !e || e.breaker.closed
+          ? 'closed'
+          : e.breaker.halfOpen
+            ? 'half_open'
+            : 'open';
     const retryAfterMs = state === 'open' && e?.openedAt !== undefined ? Math.max(0, e.openedAt + e.resetTimeoutMs - Date.now()) : undefined;
     return { backend: b, state, errorRate: e?.errorRate ?? 0, latencyMs: e?.latencyMs, retryAfterMs };
   }
@@ -163,6 +175,15 @@ export class HealthBook {
     return was;
   }
 
+  /** The prober's verdict: out of routing (false) or back in (true). Told only on a change. */
+  setProbeHealth(tool: CompiledTool, b: CompiledBackend, healthy: boolean): void {
+    const key = this.key(tool, b);
+    if (healthy !== this.unhealthy.has(key)) return;
+    if (healthy) this.unhealthy.delete(key);
+    else this.unhealthy.add(key);
+    this.onState?.(tool.name, b.id, this.view(tool, b).state);
+  }
+
   /** After a reload: drop (and stop) breakers of backends that are gone or changed. */
   retain(tools: readonly CompiledTool[]): void {
     const live = new Set(tools.flatMap((t) => t.backends.map((b) => this.key(t, b))));
@@ -173,6 +194,7 @@ export class HealthBook {
       }
     }
     for (const k of this.disabled.keys()) if (!live.has(k)) this.disabled.delete(k);
+    for (const k of this.unhealthy) if (!live.has(k)) this.unhealthy.delete(k);
   }
 
   close(): void {

@@ -1,0 +1,215 @@
+#!/usr/bin/env node
+// HTTP tool overhead: one tiny upstream (node:http, 127.0.0.1, a small JSON answer) loaded three ways,
+// side by side in one run, by autocannon in this process:
+//   direct      POST <upstream>/echo
+//   bare proxy  POST /call on Fastify 5 + undici.request to the upstream (no auth, validation,
+//               breaker, audit or logs): the floor for a Node gateway
+//   toolgate    POST /v1/tools/bench.echo/call with a Bearer key: the full pipeline (auth, input
+//               schema, routing, breaker, timeout, metrics, audit to a file), dist/server.js
+// Each server is its own child process. For each: requests/s and p50/p99 at a fixed concurrency
+// (--connections, --duration s, after --warmup s), and p50/p99 at a fixed rate (--rate req/s for
+// --duration s), and the CPU time the front process (/proc/<pid>/stat) spent per request, the
+// figure a busy 2-core machine disturbs least. Latencies are measured at sub-millisecond resolution
+// (autocannon's own histogram rounds to whole ms). With --rounds N the three are measured N times,
+// interleaved, and the median of each figure is reported.
+//
+//   npm run build && node bench/http-overhead.mjs [--connections 32] [--duration 10] [--warmup 2]
+//       [--rate 500] [--rate-connections 10] [--rounds 1] [--profile]
+//
+// --profile: afterwards, runs the bare proxy and toolgate once more each under `node --cpu-prof` at
+// the fixed concurrency and prints the functions, packages and files with the most self time (per
+// request), and toolgate's own functions by total time. Profile times are wall time on the main
+// thread: a descheduled thread counts against the frame it was in (often writev).
+//
+// Prints a markdown table and one JSON line for baselines. Targets: toolgate ≥ 0.85× the bare
+// proxy's throughput, p99 ≤ 1.25× the bare proxy's, p50 at the fixed rate < 1 ms above it.
+import { mkdtempSync, readdirSync } from 'node:fs';
+import { cpus, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { request } from 'undici';
+import { makeGatewayDir, requireDist, root, startGateway } from './lib/gateway.mjs';
+import { load, median } from './lib/load.mjs';
+import { cpuMs, delay, spawnServer, stop } from './lib/proc.mjs';
+import { summarize } from './lib/cpuprofile.mjs';
+
+const args = process.argv.slice(2);
+const flag = (name, fallback) => {
+  const i = args.indexOf(name);
+  return i >= 0 && args[i + 1] ? args[i + 1] : fallback;
+};
+const connections = Number(flag('--connections', '32'));
+const duration = Number(flag('--duration', '10'));
+const warmup = Number(flag('--warmup', '2'));
+const rate = Number(flag('--rate', '500'));
+const rateConnections = Number(flag('--rate-connections', '10'));
+const rounds = Number(flag('--rounds', '1'));
+const profile = args.includes('--profile');
+requireDist();
+
+const toolYaml = (upstreamUrl) => `name: bench.echo
+description: Bench tool. Forwards its arguments to the tiny upstream and returns its JSON answer.
+inputSchema:
+  type: object
+  required: [message]
+  additionalProperties: false
+  properties:
+    message: { type: string, maxLength: 200 }
+    count: { type: integer, minimum: 0, maximum: 100 }
+sideEffect: read
+backends:
+  - id: upstream
+    http: { method: POST, url: "${upstreamUrl}/echo", body: "{{arguments}}" }
+`;
+
+const argsBody = { message: 'hello', count: 3 };
+const servers = [];
+const gdir = { cleanup() {} };
+let exitCode = 0;
+try {
+  const upstream = await spawnServer(join(root, 'bench/lib/upstream.mjs'));
+  servers.push(upstream);
+  const bare = await spawnServer(join(root, 'bench/lib/bare-proxy.mjs'), { args: [upstream.url] });
+  servers.push(bare);
+  Object.assign(gdir, makeGatewayDir({ 'bench-echo.yaml': toolYaml(upstream.url) }));
+  const gw = await startGateway(gdir);
+  servers.push(gw);
+
+  const json = { 'content-type': 'application/json' };
+  const targets = [
+    { id: 'direct', pid: upstream.pid, label: 'direct to the upstream', url: `${upstream.url}/echo`, headers: json, body: JSON.stringify(argsBody) },
+    { id: 'bare', pid: bare.pid, label: 'bare Fastify + undici proxy', url: `${bare.url}/call`, headers: json, body: JSON.stringify({ arguments: argsBody }) },
+    {
+      id: 'toolgate',
+      pid: gw.pid,
+      label: 'toolgate, full pipeline',
+      url: `${gw.url}/v1/tools/bench.echo/call`,
+      headers: { ...json, authorization: `Bearer ${gw.key}` },
+      body: JSON.stringify({ arguments: argsBody }),
+    },
+  ];
+  // Each path answers 200 with the upstream's document before it is measured.
+  for (const t of targets) {
+    const res = await request(t.url, { method: 'POST', headers: t.headers, body: t.body });
+    const text = await res.body.text();
+    if (res.statusCode !== 200 || !text.includes('hello from the upstream')) throw new Error(`${t.id}: ${res.statusCode} ${text}`);
+  }
+
+  const samples = Object.fromEntries(targets.map((t) => [t.id, []]));
+  for (let r = 0; r < rounds; r++) {
+    for (const t of targets) {
+      const base = { url: t.url, method: 'POST', headers: t.headers, body: t.body };
+      process.stderr.write(`http-overhead: round ${r + 1}/${rounds}, ${t.id}…\n`);
+      await load({ ...base, connections, duration: warmup });
+      const cpu0 = cpuMs(t.pid);
+      const conc = await load({ ...base, connections, duration });
+      // CPU time of the server in front (the upstream itself for `direct`) per request answered.
+      conc.cpuUs = ((cpuMs(t.pid) - cpu0) * 1000) / conc.requests;
+      await delay(500);
+      const fixed = await load({ ...base, connections: rateConnections, overallRate: rate, duration });
+      samples[t.id].push({ conc, fixed });
+      await delay(500);
+    }
+  }
+
+  const fig = (id, pick) => median(samples[id].map(pick));
+  const res = Object.fromEntries(
+    targets.map((t) => [
+      t.id,
+      {
+        rps: fig(t.id, (s) => s.conc.rps),
+        p50: fig(t.id, (s) => s.conc.p50),
+        p99: fig(t.id, (s) => s.conc.p99),
+        cpuUs: fig(t.id, (s) => s.conc.cpuUs),
+        rateRps: fig(t.id, (s) => s.fixed.rps),
+        rateP50: fig(t.id, (s) => s.fixed.p50),
+        rateP99: fig(t.id, (s) => s.fixed.p99),
+        failed: samples[t.id].reduce((a, s) => a + s.conc.non2xx + s.conc.errors + s.fixed.non2xx + s.fixed.errors, 0),
+      },
+    ]),
+  );
+  const tg = res.toolgate;
+  const bp = res.bare;
+  const ratios = {
+    throughput: tg.rps / bp.rps,
+    p99: tg.p99 / bp.p99,
+    addedP50AtRate: tg.rateP50 - bp.rateP50,
+  };
+  const met = {
+    throughput: ratios.throughput >= 0.85,
+    p99: ratios.p99 <= 1.25,
+    addedP50AtRate: ratios.addedP50AtRate < 1,
+  };
+  const ok = (b) => (b ? 'met' : '**missed**');
+  const n0 = (x) => Math.round(x).toLocaleString('en-US');
+  const ms = (x) => `${x.toFixed(2)} ms`;
+  const row = (measure, pick, fmt, vs, target) =>
+    `| ${measure} | ${fmt(pick(res.direct))} | ${fmt(pick(res.bare))} | ${fmt(pick(res.toolgate))} | ${vs} | ${target} |`;
+
+  console.log(`| measure | direct to the upstream | bare Fastify + undici proxy | toolgate, full pipeline | toolgate vs bare | target |`);
+  console.log(`| --- | --- | --- | --- | --- | --- |`);
+  console.log(row(`requests/s, ${connections} connections, ${duration} s`, (x) => x.rps, n0, `${ratios.throughput.toFixed(2)}×`, `≥ 0.85× (${ok(met.throughput)})`));
+  console.log(row(`p50 latency, ${connections} connections`, (x) => x.p50, ms, `+${ms(tg.p50 - bp.p50)}`, ''));
+  console.log(row(`p99 latency, ${connections} connections`, (x) => x.p99, ms, `${ratios.p99.toFixed(2)}×`, `≤ 1.25× (${ok(met.p99)})`));
+  console.log(row(`CPU of the front process per request, ${connections} connections`, (x) => x.cpuUs, (x) => `${x.toFixed(0)} µs`, `${(tg.cpuUs / bp.cpuUs).toFixed(2)}×`, ''));
+  console.log(row(`p50 latency at ${rate} req/s, ${duration} s`, (x) => x.rateP50, ms, `+${ms(ratios.addedP50AtRate)}`, `< 1 ms added (${ok(met.addedP50AtRate)})`));
+  console.log(row(`p99 latency at ${rate} req/s`, (x) => x.rateP99, ms, `${(tg.rateP99 / bp.rateP99).toFixed(2)}×`, ''));
+  console.log(
+    `\nautocannon runs in the bench process; the upstream, the bare proxy and toolgate are separate child processes, ` +
+      `all on this machine's ${cpus().length} cores. On a 2-core machine the load generator competes with the servers ` +
+      `(three busy processes on two cores for the proxied paths), so absolute figures are low and the ratios, measured in ` +
+      `the same setup for all three paths, are what counts. ${warmup} s warm-up per path; ${rounds === 1 ? 'one round' : `median of ${rounds} interleaved rounds`}; ` +
+      `toolgate audits every call to a file and logs at warn. Latencies are per request at full resolution; at the fixed rate ` +
+      `${rateConnections} connections share ${rate} req/s.` +
+      (Object.values(res).some((x) => x.failed > 0) ? ` Failed requests (non-2xx or errors): ${targets.map((t) => `${t.id} ${res[t.id].failed}`).join(', ')}.` : ''),
+  );
+  console.log(JSON.stringify({ bench: 'http-overhead', cores: cpus().length, connections, duration, rate, rounds, results: res, ratios, met }));
+
+  if (profile) {
+    // Each of the two proxies once more under `node --cpu-prof`, alone, at the fixed concurrency.
+    await gw.stop();
+    servers.splice(servers.indexOf(gw), 1);
+    const profiled = async (id, startIt) => {
+      const profDir = mkdtempSync(join(tmpdir(), 'toolgate-prof-'));
+      const spawned = Date.now();
+      const h = await startIt(['--cpu-prof', `--cpu-prof-dir=${profDir}`]);
+      servers.push(h);
+      const t = targets.find((x) => x.id === id);
+      const base = { url: `${h.url}${new URL(t.url).pathname}`, method: 'POST', headers: t.headers, body: t.body };
+      await load({ ...base, connections, duration: warmup });
+      const fromMs = Date.now() - spawned; // the profile starts with the process: leave start-up and warm-up out
+      const run = await load({ ...base, connections, duration });
+      const toMs = Date.now() - spawned;
+      await stop(h);
+      servers.splice(servers.indexOf(h), 1);
+      const file = readdirSync(profDir).find((f) => f.endsWith('.cpuprofile'));
+      if (!file) throw new Error(`${id}: no .cpuprofile written`);
+      const s = summarize(join(profDir, file), { rootDir: root, top: 30, fromMs, toMs });
+      const perReq = (selfMs) => `${((selfMs * 1000) / run.requests).toFixed(1)} µs`;
+      console.log(`\nCPU profile of ${t.label} under ${connections} connections for ${duration} s (${n0(run.rps)} req/s while profiled; ${join(profDir, file)}):\n`);
+      console.log(`| self time | per request | % | function | where | called from |`);
+      console.log(`| --- | --- | --- | --- | --- | --- |`);
+      for (const f of s.functions) console.log(`| ${f.selfMs.toFixed(0)} ms | ${perReq(f.selfMs)} | ${f.pct.toFixed(1)} | ${f.name} | ${f.where} | ${f.callers.join('; ')} |`);
+      console.log(`\n| self time | per request | % | package or native frame |`);
+      console.log(`| --- | --- | --- | --- |`);
+      for (const f of s.packages.slice(0, 16)) console.log(`| ${f.selfMs.toFixed(0)} ms | ${perReq(f.selfMs)} | ${f.pct.toFixed(1)} | ${f.pkg} |`);
+      console.log(`\n| self time | per request | % | file |`);
+      console.log(`| --- | --- | --- | --- |`);
+      for (const f of s.files.slice(0, 20)) console.log(`| ${f.selfMs.toFixed(0)} ms | ${perReq(f.selfMs)} | ${f.pct.toFixed(1)} | ${f.file} |`);
+      if (s.inclusive.length > 0) {
+        console.log(`\nToolgate's own functions (dist/), total time including callees:\n`);
+        console.log(`| total time | per request | % | function | where |`);
+        console.log(`| --- | --- | --- | --- | --- |`);
+        for (const f of s.inclusive) console.log(`| ${f.totalMs.toFixed(0)} ms | ${perReq(f.totalMs)} | ${f.pct.toFixed(1)} | ${f.name} | ${f.where} |`);
+      }
+    };
+    await profiled('bare', (nodeArgs) => spawnServer(join(root, 'bench/lib/bare-proxy.mjs'), { args: [upstream.url], nodeArgs }));
+    await profiled('toolgate', (nodeArgs) => startGateway(gdir, { nodeArgs }));
+  }
+} catch (e) {
+  console.error(e);
+  exitCode = 1;
+} finally {
+  for (const s of servers.reverse()) await stop(s);
+  gdir.cleanup();
+}
+process.exit(exitCode);
