@@ -22,26 +22,31 @@ function startsWork(req: FastifyRequest): boolean {
  */
 export function registerDrain(app: FastifyInstance, gw: Gateway): void {
   const running = new WeakMap<FastifyRequest, { leave: () => void; handling: boolean }>();
-  app.addHook('onRequest', async (req, reply) => {
-    if (!startsWork(req)) return;
+  // Synchronous hooks (done callbacks): this runs on every request.
+  app.addHook('onRequest', (req, reply, done) => {
+    if (!startsWork(req)) return done();
     if (gw.draining) {
-      throw new GatewayError('UNAVAILABLE', 'the gateway is shutting down', {
-        retryAfterSeconds: 1,
-        modelMessage: 'The gateway is restarting. Try the same call again in a moment.',
-      });
+      return done(
+        new GatewayError('UNAVAILABLE', 'the gateway is shutting down', {
+          retryAfterSeconds: 1,
+          modelMessage: 'The gateway is restarting. Try the same call again in a moment.',
+        }),
+      );
     }
     const work = { leave: gw.inFlight.enter(), handling: false };
     running.set(req, work);
     reply.raw.once('close', () => {
       if (!work.handling) work.leave();
     });
+    done();
   });
-  app.addHook('preHandler', async (req) => {
+  app.addHook('preHandler', (req, _reply, done) => {
     const work = running.get(req);
     if (work) work.handling = true;
+    done();
   });
-  app.addHook('onSend', async (req, _reply, payload) => {
+  app.addHook('onSend', (req, _reply, payload, done) => {
     running.get(req)?.leave();
-    return payload;
+    done(null, payload);
   });
 }
