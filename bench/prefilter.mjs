@@ -8,7 +8,7 @@
 //
 // Flags: --data DIR (default $PREFILTER_DEV or ../shared/prefilter-dev), --dist DIR (compiled
 // prefilter, default dist/prefilter), --quick (skip the 20k scale run), --out FILE (markdown copy
-// of the table, default docs/benchmarks-prefilter.md; --out - to skip).
+// of the table; default none: npm run bench puts it in docs/benchmarks.md).
 //
 // Held-out procedure: the English dev queries scored are every 10th line of queries.jsonl
 // (line index % 10 == 0, ~1,960 queries). The "with examples" row gives each tool, as its
@@ -27,7 +27,7 @@ const flag = (name, fallback) => {
 const dataDir = resolve(flag('--data', process.env.PREFILTER_DEV ?? new URL('../shared/prefilter-dev', root).pathname));
 const distDir = resolve(flag('--dist', new URL('dist/prefilter', root).pathname));
 const quick = args.includes('--quick');
-const outFile = flag('--out', new URL('docs/benchmarks-prefilter.md', root).pathname);
+const outFile = flag('--out', '-');
 
 if (!existsSync(`${distDir}/index.js`)) {
   console.error(`No compiled prefilter at ${distDir}/index.js: run \`npm run build\` (or \`npx tsc -p tsconfig.json\`) first.`);
