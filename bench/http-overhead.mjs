@@ -31,19 +31,15 @@ import { makeGatewayDir, requireDist, root, startGateway } from './lib/gateway.m
 import { load, median } from './lib/load.mjs';
 import { cpuMs, delay, spawnServer, stop } from './lib/proc.mjs';
 import { summarize } from './lib/cpuprofile.mjs';
+import { flag, has } from './lib/args.mjs';
 
-const args = process.argv.slice(2);
-const flag = (name, fallback) => {
-  const i = args.indexOf(name);
-  return i >= 0 && args[i + 1] ? args[i + 1] : fallback;
-};
 const connections = Number(flag('--connections', '32'));
 const duration = Number(flag('--duration', '10'));
 const warmup = Number(flag('--warmup', '2'));
 const rate = Number(flag('--rate', '500'));
 const rateConnections = Number(flag('--rate-connections', '10'));
 const rounds = Number(flag('--rounds', '1'));
-const profile = args.includes('--profile');
+const profile = has('--profile');
 requireDist();
 
 const toolYaml = (upstreamUrl) => `name: bench.echo

@@ -15,12 +15,8 @@ import { request } from 'undici';
 import { makeGatewayDir, requireDist, root, startGateway } from './lib/gateway.mjs';
 import { load } from './lib/load.mjs';
 import { delay, rssBytes, stop } from './lib/proc.mjs';
+import { flag } from './lib/args.mjs';
 
-const args = process.argv.slice(2);
-const flag = (name, fallback) => {
-  const i = args.indexOf(name);
-  return i >= 0 && args[i + 1] ? args[i + 1] : fallback;
-};
 const tools = Number(flag('--tools', '1000'));
 const calls = Number(flag('--calls', '100000'));
 const connections = Number(flag('--connections', '16'));

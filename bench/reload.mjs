@@ -15,17 +15,13 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { flag, has } from './lib/args.mjs';
 
 const root = fileURLToPath(new URL('../', import.meta.url));
-const args = process.argv.slice(2);
-const flag = (name, fallback) => {
-  const i = args.indexOf(name);
-  return i >= 0 && args[i + 1] ? args[i + 1] : fallback;
-};
 const writes = Number(flag('--writes', '30'));
 const files = Number(flag('--files', '5000'));
 const distDir = resolve(flag('--dist', `${root}dist`));
-const loadOnly = args.includes('--load-only');
+const loadOnly = has('--load-only');
 if (!existsSync(`${distDir}/app.js`)) {
   console.error(`No compiled gateway at ${distDir}: run \`npm run build\` first.`);
   process.exit(2);
