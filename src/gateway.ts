@@ -28,6 +28,7 @@ import { logReload, type ReloadLogger } from './tools/reload-log.js';
 import { ToolsWatcher } from './tools/watcher.js';
 import { InFlight } from './util/in-flight.js';
 import { McpPool } from './mcp/pool.js';
+import { Prober } from './resilience/probes.js';
 import { McpCatalog } from './mcp/catalog.js';
 
 export interface ReloadResult {
@@ -71,6 +72,8 @@ export class Gateway extends EventEmitter<{ reload: [ReloadResult] }> {
   readonly adapters: Adapters;
   readonly pipeline: CallPipeline;
   readonly health: HealthBook;
+  /** Active health checks of the backends that declare a probe, per registry generation. */
+  private readonly prober: Prober;
   readonly state: StateStore;
   readonly secrets: Set<string>;
   readonly confirmations: Confirmations;
@@ -107,6 +110,7 @@ export class Gateway extends EventEmitter<{ reload: [ReloadResult] }> {
       this.metrics.backendState(tool, backend, state);
       opts.onBackendState?.(tool, backend, state);
     });
+    this.prober = new Prober(this.health, (server, deadline) => this.mcpPool.ping(server, deadline));
     this.state = opts.state ?? createStateStore(config, { onStatus: (up) => this.redisStatus(up) });
     // Reported, never blocking: SPEC §1 keeps a replica ready while Redis is down.
     const redis = this.state instanceof RedisStore ? this.state : undefined;
@@ -134,6 +138,7 @@ export class Gateway extends EventEmitter<{ reload: [ReloadResult] }> {
       limits: config.limits,
       secrets: this.secrets,
       rng: opts.rng ?? Math.random,
+      ...(opts.now ? { now: opts.now } : {}),
       onWarning: (msg, err) => this.warn(msg, err),
       onCallEnd: (e) => {
         this.metrics.callEnded(e);
@@ -198,6 +203,7 @@ export class Gateway extends EventEmitter<{ reload: [ReloadResult] }> {
     const next = this.mcp.compose(this.files, before.generation + 1);
     this.registry = next;
     this.health.retain(next.tools);
+    this.prober.sync(next.tools);
     this.ready = true;
     const old = new Map(before.tools.map((t) => [t.name, t.source.hash]));
     const now = new Map(next.tools.map((t) => [t.name, t.source.hash]));
@@ -223,6 +229,7 @@ export class Gateway extends EventEmitter<{ reload: [ReloadResult] }> {
     await this.mcp.close();
     await this.reloadChain;
     clearInterval(this.sweeper);
+    this.prober.close();
     this.health.close();
     await this.breakerSync?.close();
     await Promise.allSettled(Object.values(this.adapters).map((a) => a.close?.()));

@@ -95,6 +95,16 @@ export class McpConnection {
     }
   }
 
+  /** A ping within the deadline, connecting first if need be (active health checks). */
+  async ping(deadline: number): Promise<void> {
+    // Waiting out a restart backoff would only hide that the server is down.
+    if (this.state === 'restarting') {
+      throw new McpPoolError('unavailable', `MCP server '${this.spec.name}' is restarting`, { server: this.spec.name, mayHaveReachedServer: false });
+    }
+    const session = await this.waitReady(deadline);
+    await session.ping(Math.max(1, deadline - Date.now()));
+  }
+
   async listTools(deadline: number, signal?: AbortSignal): Promise<Tool[]> {
     const session = await this.waitReady(deadline, signal);
     return session.listTools(deadline, signal);

@@ -96,6 +96,11 @@ export class McpPool extends EventEmitter<McpPoolEventMap> {
     };
   }
 
+  /** Pings a server within the deadline (active health checks); rejects when it is down or undeclared. */
+  ping(server: string, deadline: number): Promise<void> {
+    return this.get(server).ping(deadline);
+  }
+
   /** Snapshot of one server, or undefined if it is not declared. */
   status(server: string): McpServerStatus | undefined {
     return this.connections.get(server)?.status();

@@ -143,6 +143,11 @@ export class McpSession {
   }
 
   /** All tools, following `nextCursor` to the end. */
+  /** One ping on the live session (active health checks); rejects on failure or timeout. */
+  async ping(timeoutMs: number): Promise<void> {
+    await this.client.ping({ timeout: timeoutMs });
+  }
+
   async listTools(deadline: number, signal?: AbortSignal): Promise<Tool[]> {
     const tools: Tool[] = [];
     const seen = new Set<string>();

@@ -14,8 +14,8 @@ export interface MetricSources {
   mcpConnections: () => Iterable<{ server: string; state: string }>;
 }
 
-/** Numeric breaker states; `disabled` (a 401/403 took the backend out) is our addition: 3. */
-export const BREAKER_VALUE: Readonly<Record<BackendState, number>> = { closed: 0, half_open: 1, open: 2, disabled: 3 };
+/** Numeric breaker states; ours: `disabled` (a 401/403 took the backend out) 3, `unhealthy` (its probe failed) 4. */
+export const BREAKER_VALUE: Readonly<Record<BackendState, number>> = { closed: 0, half_open: 1, open: 2, disabled: 3, unhealthy: 4 };
 
 /** Tool latencies run from a cached builtin (~1 ms) to a slow upstream at its 60 s cap. */
 export const CALL_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];

@@ -15,8 +15,10 @@ export interface PolicyTrail {
   retries: number;
   failover: boolean;
   breakerRejections: string[];
-  fallback?: { kind: string; reason: string; tool?: string };
+  fallback?: { kind: string; reason: string; tool?: string; ageSeconds?: number };
   replayed?: boolean;
+  /** Answered from the result cache: no upstream call. */
+  cached?: boolean;
 }
 
 export function newTrail(): PolicyTrail {
@@ -148,6 +150,9 @@ function noBackend(tool: CompiledTool, views: readonly { state: string; retryAft
     return new GatewayError('BACKEND_DISABLED', `every backend of '${tool.name}' was disabled after refusing our credentials`, {
       upstream: { transient: false, noEffect: true },
     });
+  }
+  if (views.length > 0 && views.every((v) => v.state === 'unhealthy' || v.state === 'disabled')) {
+    return new GatewayError('UNAVAILABLE', `every backend of '${tool.name}' is failing its health probe`, { upstream: { transient: false, noEffect: true } });
   }
   return new GatewayError('UNAVAILABLE', `no backend of '${tool.name}' serves this request`, { upstream: { transient: false, noEffect: true } });
 }

@@ -40,7 +40,7 @@ export async function routeRoutes(app: FastifyInstance, opts: { gw: Gateway; obs
       const ranked = found.map((c) => {
         const tool = registry.get(c.name)!;
         const states = tool.backends.map((b) => gw.health.view(tool, b).state);
-        const down = states.every((s) => s === 'open' || s === 'disabled');
+        const down = states.every((s) => s === 'open' || s === 'disabled' || s === 'unhealthy');
         return { c, tool, down, why: down ? `every backend is ${[...new Set(states)].join(' or ')}` : undefined };
       });
       const ordered = [...ranked.filter((r) => !r.down), ...ranked.filter((r) => r.down)].slice(0, k);

@@ -49,6 +49,7 @@ export const CallResponse = Type.Object({
   fallback: Type.Union([Type.Null(), AnyObject]),
   policy: AnyObject,
   result: Type.Ref('ToolResult'),
+  cached: Type.Optional(Type.Boolean({ description: 'true when answered from the result cache (no upstream call)' })),
   confirmationId: Type.Optional(Type.String({ description: 'set when the call ran after an approval' })),
   approver: Type.Optional(Type.String()),
 });

@@ -6,13 +6,13 @@ import { backendMatches, type RouteContext } from './match.js';
 export type Rng = () => number;
 
 /**
- * The order in which a call tries backends. Open and disabled backends are left out; backends
+ * The order in which a call tries backends. Open, disabled and unhealthy backends are left out; backends
  * with a match rule serve only the requests they match (and those requests only them); then lower
  * priority first, and within a priority a weighted random order, the declared weight scaled down
  * by observed errors, by latency far above the group's best, and by cost above the group's lowest.
  */
 export function planAttempts(views: readonly BackendView[], ctx: RouteContext, rng: Rng): CompiledBackend[] {
-  const usable = views.filter((v) => v.state !== 'open' && v.state !== 'disabled');
+  const usable = views.filter((v) => v.state !== 'open' && v.state !== 'disabled' && v.state !== 'unhealthy');
   const matched = usable.filter((v) => v.backend.match && backendMatches(v.backend.match, ctx));
   const pool = matched.length > 0 ? matched : usable.filter((v) => !v.backend.match);
   const byPriority = new Map<number, BackendView[]>();

@@ -10,6 +10,7 @@ import { compileGuard, guardKindProblem } from '../guards/index.js';
 import { compileConfirm } from '../confirm/rule.js';
 import type { BackendFile, ToolFile } from './schema.js';
 import { compileValidator } from './lazy-validator.js';
+import { compileProbe } from './probe.js';
 import type { BackendTarget, CompiledBackend, CompiledTool } from './types.js';
 
 export interface CompileContext {
@@ -42,6 +43,7 @@ export function compileTool(file: ToolFile, ctx: CompileContext): CompiledTool |
   const idempotent = file.idempotent ?? readOnly;
   const cacheTtl = file.cache?.ttlSeconds ?? 0;
   if (cacheTtl > 0 && !(readOnly && idempotent)) problem('/cache/ttlSeconds', 'only read-only idempotent tools may be cached');
+  if (file.fallback && 'cache' in file.fallback && !(readOnly && idempotent)) problem('/fallback/cache', 'only read-only idempotent tools may fall back to a cached result');
   if (file.retry && file.retry.attempts > 1 && !idempotent) {
     problem('/retry/attempts', 'a tool that is not idempotent is never retried; set idempotent: true or attempts: 1');
   }
@@ -80,6 +82,7 @@ export function compileTool(file: ToolFile, ctx: CompileContext): CompiledTool |
         match: b.match ? compileMatch(b.match) : undefined,
         target,
         hash: sha256Hex(JSON.stringify([b, file.breaker ?? null])),
+        probe: b.probe ? compileProbe(b, target, `/backends/${i}/probe`, problem) : undefined,
       });
     }
   });

@@ -46,6 +46,23 @@ const Backend = Obj({
   http: Type.Optional(HttpBackend),
   mcp: Type.Optional(Obj({ server: Type.String({ minLength: 1 }), tool: Type.String({ minLength: 1 }) })),
   builtin: Type.Optional(Type.String({ minLength: 1, description: 'an in-process tool: echo, delay' })),
+  probe: Type.Optional(
+    Obj(
+      {
+        http: Type.Optional(
+          Obj({
+            path: Type.String({ pattern: '^/', description: "requested (GET) on the backend URL's scheme and host" }),
+            expectStatus: Type.Optional(Type.Integer({ minimum: 100, maximum: 599, description: 'default: any 2xx' })),
+          }),
+        ),
+        mcpPing: Type.Optional(Type.Literal(true, { description: "an MCP ping to the backend's server" })),
+        intervalMs: Type.Integer({ minimum: 100 }),
+        healthyAfter: Type.Optional(Type.Integer({ minimum: 1, description: 'consecutive successes that put an unhealthy backend back (default 2)' })),
+        unhealthyAfter: Type.Optional(Type.Integer({ minimum: 1, description: 'consecutive failures that take it out of routing (default 3)' })),
+      },
+      'an active health check: one of http or mcpPing',
+    ),
+  ),
 });
 
 const ArgPath = Type.String({ minLength: 1, description: 'the argument checked: a name, a dotted path or a JSON pointer' });
@@ -85,6 +102,7 @@ const Fallback = Type.Union([
   Obj({ tool: ToolName }),
   Obj({ result: Type.Unknown() }),
   Obj({ message: Type.String({ minLength: 1 }) }),
+  Obj({ cache: Type.Literal(true, { description: 'answer from the last good result for the same arguments, however old (read-only idempotent tools only)' }) }),
 ]);
 
 export const ToolFileSchema = Obj(

@@ -37,6 +37,15 @@ export interface CompiledBackend {
   readonly target: BackendTarget;
   /** Hash of the backend's definition: breaker state survives a reload while it is unchanged. */
   readonly hash: string;
+  /** The active health check, when declared (resilience/probes.ts). */
+  readonly probe?: CompiledProbe | undefined;
+}
+
+export interface CompiledProbe {
+  readonly check: { readonly kind: 'http'; readonly url: string; readonly expectStatus: number | undefined } | { readonly kind: 'mcp'; readonly server: string };
+  readonly intervalMs: number;
+  readonly healthyAfter: number;
+  readonly unhealthyAfter: number;
 }
 
 export interface CompiledTool {

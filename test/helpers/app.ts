@@ -5,6 +5,7 @@ import type { FastifyInstance, LightMyRequestResponse } from 'fastify';
 import { stringify } from 'yaml';
 import { buildApp } from '../../src/app.js';
 import { loadConfig } from '../../src/config/load.js';
+import { MemoryStore } from '../../src/state/memory.js';
 import type { Env } from '../../src/util/env.js';
 import type { Rng } from '../../src/routing/select.js';
 
@@ -65,7 +66,8 @@ export async function startGateway(opts: TestGatewayOptions = {}): Promise<TestG
     env,
     logger: false,
     ...(opts.rng ? { rng: opts.rng } : {}),
-    ...(opts.now ? { now: opts.now } : {}),
+    // One injected clock for confirmations, the state store's expiry and the result cache.
+    ...(opts.now ? { now: opts.now, state: new MemoryStore(opts.now) } : {}),
     onBackendState,
   });
   await app.gw.mcp.settled(); // MCP servers of tools.d are imported in the background

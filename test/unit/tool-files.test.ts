@@ -45,6 +45,7 @@ describe('tool files', () => {
     ['templated-host.yaml', '/backends/0/http/url', 6, 'scheme and host are not templated'],
     ['bad-schema.yaml', '/inputSchema', 4, 'not a valid JSON Schema'],
     ['cached-write.yaml', '/cache/ttlSeconds', 4, 'read-only idempotent'],
+    ['cache-fallback-write.yaml', '/fallback/cache', 4, 'read-only idempotent'],
     ['two-kinds.yaml', '/backends/0', 5, 'exactly one of http, mcp or builtin'],
     ['bad-name.json', '/name', 1, 'must match pattern'],
     ['retry-write.yaml', '/retry/attempts', 4, 'never retried'],
