@@ -1,8 +1,6 @@
 import { GatewayError, isGatewayError } from '../errors.js';
 import type { Caller } from '../auth/caller.js';
 import type { ToolResult } from '../adapters/types.js';
-import { auditRecord, redactArgs } from '../audit/record.js';
-import { scrubSecrets } from '../audit/redact.js';
 import type { AuditSink } from '../audit/types.js';
 import type { Config } from '../config/schema.js';
 import type { HealthBook } from '../resilience/health.js';
@@ -22,6 +20,7 @@ import { checkRateLimits } from './rate-limit.js';
 import { normalizeResult } from './normalize.js';
 import { resolveTool } from './resolve.js';
 import { validateArguments } from './validate.js';
+import { reportCall, scrubError } from './report.js';
 import { checkGuards } from '../guards/index.js';
 import { needsConfirmation } from '../confirm/rule.js';
 
@@ -82,16 +81,6 @@ export interface PipelineDeps {
   onCallEnd?: (e: { tool: string; backend: string; outcome: 'ok' | 'error' | 'fallback'; errorCode?: string; seconds: number }) => void;
 }
 
-type Outcome = 'ok' | 'error' | 'fallback' | 'pending_confirmation';
-interface Finish {
-  outcome: Outcome;
-  backend: string | undefined;
-  durationMs: number;
-  errorCode?: string;
-  responseHash?: string;
-  confirmationId?: string;
-  argsDigest?: string | undefined;
-}
 
 /**
  * The composer: resolve → validate → idempotency → loop guard → bulkhead → execute (routing,
@@ -136,7 +125,7 @@ export class CallPipeline {
           const pending = await this.deps.gate(tool, args, req, callId);
           if (claimed) await this.idempotency.complete(caller, req.idempotencyKey as string, idemDigest, pending);
           const durationMs = Math.round(performance.now() - started);
-          this.finish(req, tool, callId, trail, { outcome: 'pending_confirmation', backend: undefined, durationMs, confirmationId: pending.confirmation.id, argsDigest }, started);
+          reportCall(this.deps, req, tool, callId, trail, { outcome: 'pending_confirmation', backend: undefined, durationMs, confirmationId: pending.confirmation.id, argsDigest }, started);
           return pending;
         }
       }
@@ -158,24 +147,24 @@ export class CallPipeline {
         ...(trail.cached ? { cached: true as const } : {}),
       };
       if (claimed) await this.idempotency.complete(caller, req.idempotencyKey as string, idemDigest, response);
-      this.finish(req, tool, callId, trail, { outcome: fallback ? 'fallback' : 'ok', backend, durationMs, responseHash: response.responseHash, argsDigest }, started);
+      reportCall(this.deps, req, tool, callId, trail, { outcome: fallback ? 'fallback' : 'ok', backend, durationMs, responseHash: response.responseHash, argsDigest }, started);
       return response;
     } catch (e) {
       if (claimed) await this.idempotency.abandon(caller, req.idempotencyKey as string).catch(() => undefined);
       const err = isGatewayError(e) ? e : new GatewayError('INTERNAL', 'the call failed inside the gateway', { cause: e });
       const durationMs = Math.round(performance.now() - started);
-      this.finish(req, tool, callId, trail, { outcome: 'error', backend: backend ?? trail.tried.at(-1), durationMs, errorCode: err.code, argsDigest }, started);
-      throw this.scrub(err);
+      reportCall(this.deps, req, tool, callId, trail, { outcome: 'error', backend: backend ?? trail.tried.at(-1), durationMs, errorCode: err.code, argsDigest }, started);
+      throw scrubError(err, this.deps.secrets);
     }
   }
 
   private replay(req: CallRequest, tool: CompiledTool, prior: CallResponse | PendingResponse, started: number): CallResponse | PendingResponse {
     if (prior.status === 'pending_confirmation') {
-      this.finish(req, tool, prior.callId, { ...newTrail(), replayed: true }, { outcome: 'pending_confirmation', backend: undefined, durationMs: 0, confirmationId: prior.confirmation.id }, started);
+      reportCall(this.deps, req, tool, prior.callId, { ...newTrail(), replayed: true }, { outcome: 'pending_confirmation', backend: undefined, durationMs: 0, confirmationId: prior.confirmation.id }, started);
       return prior;
     }
     const policy = { ...prior.policy, replayed: true };
-    this.finish(req, tool, prior.callId, policy, { outcome: 'ok', backend: prior.backend, durationMs: 0, responseHash: prior.responseHash }, started);
+    reportCall(this.deps, req, tool, prior.callId, policy, { outcome: 'ok', backend: prior.backend, durationMs: 0, responseHash: prior.responseHash }, started);
     return { ...prior, policy };
   }
 
@@ -229,57 +218,5 @@ export class CallPipeline {
   private remember(tool: CompiledTool, args: Record<string, unknown>, result: ToolResult): void {
     if (tool.cacheTtlSeconds > 0) void this.cache.put(tool.name, args, result, tool.cacheTtlSeconds * 1000);
     if (tool.fallback && 'cache' in tool.fallback) void this.cache.putLastGood(tool.name, args, result);
-  }
-
-  private finish(
-    req: CallRequest,
-    tool: CompiledTool | undefined,
-    callId: string,
-    trail: PolicyTrail,
-    out: Finish,
-    started: number,
-  ): void {
-    const toolName = tool?.name ?? req.toolName;
-    this.deps.audit.write(
-      auditRecord({
-        event: 'call',
-        requestId: req.requestId,
-        callId,
-        sessionId: req.sessionId,
-        caller: req.caller.id,
-        tool: toolName,
-        backend: out.backend,
-        attempts: trail.attempts,
-        args: redactArgs(tool, req.args, this.deps.secrets),
-        argsDigest: out.argsDigest ?? digest(req.args ?? null),
-        outcome: out.outcome,
-        errorCode: out.errorCode,
-        durationMs: out.durationMs,
-        responseHash: out.responseHash,
-        policy: { ...trail },
-        ...(out.confirmationId ?? req.approval ? { confirmationId: out.confirmationId ?? req.approval?.confirmationId } : {}),
-        ...(req.approval ? { approver: req.approval.approver } : {}),
-      }),
-    );
-    if (tool && out.outcome !== 'pending_confirmation') {
-      this.deps.onCallEnd?.({
-        tool: tool.name,
-        backend: out.backend ?? 'none',
-        outcome: out.outcome,
-        ...(out.errorCode ? { errorCode: out.errorCode } : {}),
-        seconds: (performance.now() - started) / 1000,
-      });
-    }
-  }
-
-  /** Upstream error text may echo a secret back: never hand it to the client. */
-  private scrub(err: GatewayError): GatewayError {
-    if (this.deps.secrets.size === 0) return err;
-    return new GatewayError(err.code, scrubSecrets(err.message, this.deps.secrets), {
-      details: scrubSecrets(err.details, this.deps.secrets),
-      modelMessage: scrubSecrets(err.modelMessage, this.deps.secrets), // an MCP tool error puts upstream text here
-      ...(err.retryAfterSeconds !== undefined ? { retryAfterSeconds: err.retryAfterSeconds } : {}),
-      ...(err.upstream ? { upstream: err.upstream } : {}),
-    });
   }
 }
