@@ -1,47 +1,21 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { EventEmitter, once } from 'node:events';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { readdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { JSONRPCMessage, Progress } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { nextEvent } from '../helpers/mcp-events.js';
+import { groupMembers, EVERYTHING, FILESYSTEM } from '../helpers/processes.js';
 import { McpPool, McpPoolError, type McpServerState } from '../../src/mcp/pool.js';
 import type { McpStdioServer } from '../../src/tools/mcp-server-schema.js';
 
-const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const EVERYTHING = join(ROOT, 'node_modules/@modelcontextprotocol/server-everything/dist/index.js');
-const FILESYSTEM = join(ROOT, 'node_modules/@modelcontextprotocol/server-filesystem/dist/index.js');
 const LONG_OP = 'trigger-long-running-operation';
 
 // ---- helpers -------------------------------------------------------------------------------
 
-interface Proc { pid: number; ppid: number; pgid: number; state: string }
 
-/**
- * Processes of a group, read from /proc: live ones, and zombies of ours (a zombie reparented to
- * init is dead and init's to reap; this machine's init takes a second or so).
- */
-function groupMembers(pgid: number): Proc[] {
-  const out: Proc[] = [];
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    let stat: string;
-    try {
-      stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-    } catch {
-      continue; // exited while we looked
-    }
-    // Fields after "(comm)": state ppid pgrp …
-    const [state = '', ppid = '', pgrp = ''] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    const ours = state !== 'Z' || Number(ppid) === process.pid;
-    if (Number(pgrp) === pgid && ours) out.push({ pid: Number(entry), ppid: Number(ppid), pgid: Number(pgrp), state });
-  }
-  return out;
-}
 
 function stdioEverything(name: string, extra: Partial<McpStdioServer> = {}): McpStdioServer {
   return { kind: 'mcp-server', name, transport: 'stdio', command: process.execPath, args: [EVERYTHING, 'stdio'], ...extra };

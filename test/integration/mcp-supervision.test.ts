@@ -1,8 +1,7 @@
-import { readdirSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { nextEvent } from '../helpers/mcp-events.js';
+import { groupMembers, EVERYTHING } from '../helpers/processes.js';
 import { McpPool, McpPoolError } from '../../src/mcp/pool.js';
 import type { McpStdioServer } from '../../src/tools/mcp-server-schema.js';
 
@@ -11,7 +10,6 @@ import type { McpStdioServer } from '../../src/tools/mcp-server-schema.js';
 // isError, crashes with stderr, wrappers that start grandchildren.
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const EVERYTHING = join(ROOT, 'node_modules/@modelcontextprotocol/server-everything/dist/index.js');
 
 /** 7 tools served 3 per page; t1 changes t0's description and notifies; t2 fails; t3 crashes. */
 const PAGED_SERVER = `
@@ -49,22 +47,6 @@ function nodeServer(name: string, args: string[], extra: Partial<McpStdioServer>
   return { kind: 'mcp-server', name, transport: 'stdio', command: process.execPath, args, cwd: ROOT, ...extra };
 }
 
-/** Live processes of a group, and zombies of ours (init reaps reparented ones, in its time). */
-function groupMembers(pgid: number): { pid: number; state: string }[] {
-  const out: { pid: number; state: string }[] = [];
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    let stat: string;
-    try {
-      stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
-    } catch {
-      continue;
-    }
-    const [state = '', ppid = '', pgrp = ''] = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    if (Number(pgrp) === pgid && (state !== 'Z' || Number(ppid) === process.pid)) out.push({ pid: Number(entry), state });
-  }
-  return out;
-}
 
 
 async function catchError(promise: Promise<unknown>): Promise<McpPoolError> {
