@@ -1,5 +1,5 @@
 import { EventEmitter } from 'node:events';
-import type { McpPool, McpPoolEventMap } from '../../src/mcp/pool.js';
+import { McpPoolError, type McpPool, type McpPoolEventMap } from '../../src/mcp/pool.js';
 
 /** Resolves with the first pool event matching, or fails after `ms`. */
 export function nextEvent<K extends keyof McpPoolEventMap>(
@@ -21,3 +21,17 @@ export function nextEvent<K extends keyof McpPoolEventMap>(
     emitter.on(event, listener);
   });
 }
+
+/** The McpPoolError a call fails with (any other outcome fails the test). */
+export async function catchError(promise: Promise<unknown>): Promise<McpPoolError> {
+  try {
+    await promise;
+  } catch (err) {
+    if (err instanceof McpPoolError) return err;
+    throw err;
+  }
+  throw new Error('expected the call to fail');
+}
+
+/** A deadline `ms` from now (epoch ms). */
+export const inMs = (ms: number): number => Date.now() + ms;

@@ -6,9 +6,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { JSONRPCMessage, Progress } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { nextEvent } from '../helpers/mcp-events.js';
+import { catchError, inMs, nextEvent } from '../helpers/mcp-events.js';
 import { groupMembers, EVERYTHING, FILESYSTEM } from '../helpers/processes.js';
-import { McpPool, McpPoolError, type McpServerState } from '../../src/mcp/pool.js';
+import { McpPool, type McpServerState } from '../../src/mcp/pool.js';
 import type { McpStdioServer } from '../../src/tools/mcp-server-schema.js';
 
 const LONG_OP = 'trigger-long-running-operation';
@@ -27,17 +27,6 @@ function untilState(pool: McpPool, server: string, state: McpServerState, ms = 1
   return nextEvent(pool, 'state', (e) => e.server === server && e.state === state, ms);
 }
 
-async function catchError(promise: Promise<unknown>): Promise<McpPoolError> {
-  try {
-    await promise;
-  } catch (err) {
-    if (err instanceof McpPoolError) return err;
-    throw err;
-  }
-  throw new Error('expected the call to fail');
-}
-
-const inMs = (ms: number): number => Date.now() + ms;
 const echo = (pool: McpPool, server: string, message: string, ms = 10000) =>
   pool.callTool(server, 'echo', { message }, { deadline: inMs(ms) });
 const text = (result: { content: { type: string; text?: string }[] }): string =>

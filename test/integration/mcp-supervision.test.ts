@@ -1,8 +1,8 @@
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import { nextEvent } from '../helpers/mcp-events.js';
+import { catchError, inMs, nextEvent } from '../helpers/mcp-events.js';
 import { groupMembers, EVERYTHING } from '../helpers/processes.js';
-import { McpPool, McpPoolError } from '../../src/mcp/pool.js';
+import { McpPool } from '../../src/mcp/pool.js';
 import type { McpStdioServer } from '../../src/tools/mcp-server-schema.js';
 
 // Servers written for these tests run as real child processes (`node -e`), so the pool's
@@ -49,17 +49,6 @@ function nodeServer(name: string, args: string[], extra: Partial<McpStdioServer>
 
 
 
-async function catchError(promise: Promise<unknown>): Promise<McpPoolError> {
-  try {
-    await promise;
-  } catch (err) {
-    if (err instanceof McpPoolError) return err;
-    throw err;
-  }
-  throw new Error('expected the call to fail');
-}
-
-const inMs = (ms: number): number => Date.now() + ms;
 
 let pool: McpPool | undefined;
 afterEach(async () => {
