@@ -33,7 +33,7 @@ export class McpAdapter implements ToolAdapter {
       });
     }
     try {
-      const result = await this.pool.callTool(t.server, t.tool, { ...req.args }, { deadline: poolDeadline(req.deadline), signal: req.signal });
+      const result = await this.pool.callTool(t.server, t.tool, { ...req.args }, { deadline: poolDeadline(req.deadline), signal: req.signal, ...(req.onProgress ? { onProgress: req.onProgress } : {}) });
       return { kind: 'result', result: toToolResult(result) };
     } catch (err) {
       if (!isMcpPoolError(err)) throw err;

@@ -26,6 +26,15 @@ export interface AdapterRequest {
   /** Epoch ms by which the whole call must end. */
   readonly deadline: number;
   readonly requestId: string;
+  /** Told of the upstream's progress (MCP progress notifications), for long-running calls' events. */
+  readonly onProgress?: ((p: ProgressNote) => void) | undefined;
+}
+
+/** One progress notice from an upstream. */
+export interface ProgressNote {
+  readonly progress: number;
+  readonly total?: number | undefined;
+  readonly message?: string | undefined;
 }
 
 /**

@@ -1,5 +1,5 @@
 import { GatewayError, isGatewayError } from '../errors.js';
-import type { ToolAdapter, UpstreamPayload } from '../adapters/types.js';
+import type { ProgressNote, ToolAdapter, UpstreamPayload } from '../adapters/types.js';
 import type { BackendTarget, CompiledBackend, CompiledTool } from '../tools/types.js';
 import { planAttempts, type Rng } from '../routing/select.js';
 import type { RouteContext } from '../routing/match.js';
@@ -37,6 +37,7 @@ export interface ExecuteDeps {
   requestId: string;
   route: RouteContext;
   signal?: AbortSignal | undefined;
+  onProgress?: ((p: ProgressNote) => void) | undefined;
 }
 
 /**
@@ -120,7 +121,7 @@ async function oneTry(
   const limit = tool.retry.tryTimeoutMs;
   const trySignal = limit === undefined ? callSignal : AbortSignal.any([callSignal, AbortSignal.timeout(limit)]);
   try {
-    return await deps.adapters[backend.target.kind].call({ tool, backend, args, signal: trySignal, deadline, requestId: deps.requestId });
+    return await deps.adapters[backend.target.kind].call({ tool, backend, args, signal: trySignal, deadline, requestId: deps.requestId, onProgress: deps.onProgress });
   } catch (e) {
     if (trySignal.aborted && !callSignal.aborted) {
       throw new GatewayError('TIMEOUT', `backend '${backend.id}' did not answer within ${limit} ms`, {

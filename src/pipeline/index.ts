@@ -1,6 +1,6 @@
 import { GatewayError, isGatewayError } from '../errors.js';
 import type { Caller } from '../auth/caller.js';
-import type { ToolResult } from '../adapters/types.js';
+import type { ProgressNote, ToolResult } from '../adapters/types.js';
 import type { AuditSink } from '../audit/types.js';
 import type { Config } from '../config/schema.js';
 import type { HealthBook } from '../resilience/health.js';
@@ -35,8 +35,10 @@ export interface CallRequest {
   approval?: { confirmationId: string; approver: string; callId: string } | undefined;
   /** Request headers, for backends' match rules. */
   headers?: Readonly<Record<string, string | string[] | undefined>>;
-  /** Aborts when the client goes away. */
+  /** Aborts when the client goes away (or a long-running call is cancelled). */
   signal?: AbortSignal | undefined;
+  /** Told of the upstream's progress (long-running calls' events). */
+  onProgress?: ((p: ProgressNote) => void) | undefined;
 }
 
 export interface CallResponse {
@@ -175,7 +177,7 @@ export class CallPipeline {
       const run = await execute(
         tool,
         args,
-        { ...this.deps, requestId: req.requestId, signal: req.signal, route: { caller: req.caller.id, headers: req.headers ?? {} } },
+        { ...this.deps, requestId: req.requestId, signal: req.signal, onProgress: req.onProgress, route: { caller: req.caller.id, headers: req.headers ?? {} } },
         trail,
       );
       const result = normalizeResult(tool, run.payload);
