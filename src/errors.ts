@@ -28,6 +28,8 @@ export const ERROR_CATALOGUE = {
   UNAVAILABLE: { status: 503, retryable: true, modelMessage: 'The gateway cannot run this call right now. Try again shortly.' },
   TOOL_CHANGED: { status: 503, retryable: false, modelMessage: 'The tool changed on its server and is held until an operator reviews the change. Use another tool or tell the user.' },
   TIMEOUT: { status: 504, retryable: true, modelMessage: 'The tool did not answer in time and the call was stopped. Try again later or with a smaller request.' },
+  CANCELLED: { status: 409, retryable: false, modelMessage: 'The call was cancelled before it finished. Call the tool again only if it is still needed.' },
+  INTERRUPTED: { status: 503, retryable: false, modelMessage: 'The gateway stopped while the call was running, so its outcome is unknown. Check whether it took effect before calling again.' },
   INTERNAL: { status: 500, retryable: true, modelMessage: 'The gateway hit an internal error. Try again; if it persists, tell the user.' },
 } as const satisfies Record<string, ErrorDef>;
 

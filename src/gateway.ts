@@ -14,6 +14,8 @@ import { HealthBook, type BackendState } from './resilience/health.js';
 import { createStateStore, RedisStore } from './state/index.js';
 import { BreakerSync } from './resilience/breaker-sync.js';
 import { CallRecords } from './calls/records.js';
+import { BackgroundCalls } from './calls/background.js';
+import { ResultPages } from './calls/result-pages.js';
 import { Confirmations } from './confirm/service.js';
 import { makeGate } from './confirm/gate.js';
 import { webhookNotifier } from './confirm/webhook.js';
@@ -28,8 +30,10 @@ import { logReload, type ReloadLogger } from './tools/reload-log.js';
 import { ToolsWatcher } from './tools/watcher.js';
 import { InFlight } from './util/in-flight.js';
 import { McpPool } from './mcp/pool.js';
+import type { McpPoolOptions } from './mcp/types.js';
 import { Prober } from './resilience/probes.js';
 import { McpCatalog } from './mcp/catalog.js';
+import { Tracing } from './tracing/index.js';
 
 export interface ReloadResult {
   generation: number;
@@ -56,6 +60,8 @@ export interface GatewayOptions {
   metrics?: GatewayMetrics;
   /** Reload results and watcher failures are logged here. */
   log?: ReloadLogger;
+  /** Every MCP message in and out (tests, debugging). */
+  mcpTrace?: McpPoolOptions['trace'];
 }
 
 /**
@@ -78,6 +84,10 @@ export class Gateway extends EventEmitter<{ reload: [ReloadResult] }> {
   readonly secrets: Set<string>;
   readonly confirmations: Confirmations;
   readonly calls: CallRecords;
+  /** Long-running calls (`async: true`, `Prefer: respond-async`) run here in the background. */
+  readonly background: BackgroundCalls;
+  /** Large results' full text, for GET /v1/calls/{id}/result. */
+  readonly pages: ResultPages;
   readonly metrics: GatewayMetrics;
   /** Calls in progress, for the shutdown drain (counted by plugins/drain.ts). */
   readonly inFlight = new InFlight();
@@ -87,6 +97,8 @@ export class Gateway extends EventEmitter<{ reload: [ReloadResult] }> {
   readonly mcpPool: McpPool;
   /** Imports the servers' tools into each generation, pins their definitions. */
   readonly mcp: McpCatalog;
+  /** OpenTelemetry spans of calls (config `tracing`); undefined when off. */
+  readonly tracing: Tracing | undefined;
   private readonly loadCtx: LoadContext;
   /** The last load of tools.d alone, before MCP imports were merged in. */
   private files: Registry | undefined;
@@ -103,7 +115,7 @@ export class Gateway extends EventEmitter<{ reload: [ReloadResult] }> {
     this.secrets = opts.loaded.secrets;
     this.keys = new KeyTable(config.auth);
     this.audit = opts.audit ?? createAuditSink(config, (msg, err) => this.warn(msg, err));
-    this.mcpPool = new McpPool();
+    this.mcpPool = new McpPool([], opts.mcpTrace ? { trace: opts.mcpTrace } : {});
     this.adapters = { http: new HttpAdapter(), builtin: new BuiltinAdapter(), mcp: new McpAdapter(this.mcpPool) };
     this.loadCtx = { dir: config.tools.dir, env: opts.env, secrets: this.secrets, defaults: config.defaults };
     this.health = new HealthBook((tool, backend, state) => {
@@ -119,6 +131,16 @@ export class Gateway extends EventEmitter<{ reload: [ReloadResult] }> {
     const withKeys = config.auth.mode === 'keys' && config.auth.keys.length > 0;
     this.confirmations = new Confirmations(this.state, this.audit, config.confirmations, withKeys, opts.now);
     this.calls = new CallRecords(this.state, (config.confirmations.ttlSeconds + 86400) * 1000);
+    const retentionMs = config.calls.retentionSeconds * 1000;
+    this.background = new BackgroundCalls(this.state, this.calls, {
+      leaseMs: config.calls.leaseSeconds * 1000,
+      progressIntervalMs: config.calls.progressIntervalMs,
+      retentionMs,
+      track: () => this.inFlight.enter(), // the shutdown drain waits for them too, within its bound
+      onWarning: (msg, err) => this.warn(msg, err),
+      onInterrupted: (rec) => this.audit.write(auditRecord({ event: 'call', callId: rec.callId, caller: rec.caller, sessionId: rec.sessionId, tool: rec.tool, outcome: 'error', errorCode: 'INTERRUPTED' })),
+    });
+    this.pages = new ResultPages(this.state, retentionMs, config.calls.maxStoredResultBytes);
     const hook = config.confirmations.webhook;
     const gate = makeGate({
       confirmations: this.confirmations,
@@ -128,7 +150,11 @@ export class Gateway extends EventEmitter<{ reload: [ReloadResult] }> {
     });
     this.sweeper = setInterval(() => void this.confirmations.sweep().catch(() => undefined), config.confirmations.sweepIntervalMs);
     this.sweeper.unref();
+    this.tracing = Tracing.create(config.tracing);
     this.pipeline = new CallPipeline({
+      tracing: this.tracing,
+      background: this.background,
+      pages: this.pages,
       gate,
       registry: () => this.registry,
       adapters: this.adapters,
@@ -226,6 +252,7 @@ export class Gateway extends EventEmitter<{ reload: [ReloadResult] }> {
 
   async close(): Promise<void> {
     await this.watcher?.stop();
+    await this.background.close(); // background calls still running end as interrupted (audited) before their servers and sinks close
     await this.mcp.close();
     await this.reloadChain;
     clearInterval(this.sweeper);
@@ -235,5 +262,6 @@ export class Gateway extends EventEmitter<{ reload: [ReloadResult] }> {
     await Promise.allSettled(Object.values(this.adapters).map((a) => a.close?.()));
     await this.state.close();
     await this.audit.close();
+    await this.tracing?.close();
   }
 }

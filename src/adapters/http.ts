@@ -29,6 +29,7 @@ export class HttpAdapter implements ToolAdapter {
       }
       headers[name] = value;
     }
+    if (req.trace) addTraceHeaders(headers, req.trace);
     let body: string | undefined;
     if (t.body !== undefined && t.method !== 'GET' && t.method !== 'HEAD') {
       const rendered = renderJson(t.body, req.args);
@@ -61,6 +62,12 @@ export class HttpAdapter implements ToolAdapter {
   async close(): Promise<void> {
     await this.dispatcher.close();
   }
+}
+
+/** The attempt's trace context, unless the tool file sets that header itself (its value is kept). */
+function addTraceHeaders(headers: Record<string, string>, trace: Readonly<Record<string, string>>): void {
+  const own = new Set(Object.keys(headers).map((h) => h.toLowerCase()));
+  for (const [name, value] of Object.entries(trace)) if (!own.has(name)) headers[name] = value;
 }
 
 async function readCapped(res: Dispatcher.ResponseData, max: number, signal: AbortSignal): Promise<Buffer> {

@@ -28,6 +28,8 @@ export interface AdapterRequest {
   readonly requestId: string;
   /** Told of the upstream's progress (MCP progress notifications), for long-running calls' events. */
   readonly onProgress?: ((p: ProgressNote) => void) | undefined;
+  /** W3C trace context of this attempt (`traceparent`, maybe `tracestate`) for the upstream; set only when tracing is on. */
+  readonly trace?: Readonly<Record<string, string>> | undefined;
 }
 
 /** One progress notice from an upstream. */

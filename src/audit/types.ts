@@ -14,7 +14,7 @@ export interface AuditRecord {
   attempts?: number;
   args?: unknown;
   argsDigest?: string;
-  outcome?: 'ok' | 'error' | 'pending_confirmation' | 'approved' | 'rejected' | 'expired' | 'fallback';
+  outcome?: 'ok' | 'error' | 'pending_confirmation' | 'accepted' | 'approved' | 'rejected' | 'expired' | 'fallback';
   errorCode?: string | undefined;
   durationMs?: number;
   responseHash?: string | undefined;

@@ -1,6 +1,6 @@
 import type { ToolResult } from '../adapters/types.js';
 import type { GatewayError } from '../errors.js';
-import type { PendingResponse } from '../pipeline/index.js';
+import type { AcceptedResponse, PendingResponse } from '../pipeline/index.js';
 import type { BatchEntry, EntryOutcome, FormatContext } from './types.js';
 
 /** Which names the model was given: canonical (generic) or provider (module__action) ones. */
@@ -18,6 +18,8 @@ export function modelText(entry: BatchEntry, outcome: EntryOutcome, ctx: FormatC
       return { text: resultText(outcome.response.result), isError: outcome.response.result.isError };
     case 'pending_confirmation':
       return { text: pendingText(entry.name, outcome.response), isError: false };
+    case 'running':
+      return { text: runningText(entry.name, outcome.response), isError: false };
     case 'error':
       return { text: errorText(outcome.error, ctx, naming, entry.name), isError: true };
   }
@@ -39,6 +41,10 @@ export function pendingText(name: string, p: PendingResponse): string {
     `Not run yet: this call of '${name}' needs a person's approval (confirmation ${p.confirmation.id}, call ${p.callId}, ` +
     `expires ${p.confirmation.expiresAt}). Do not call it again; tell the user it is waiting for approval.`
   );
+}
+
+export function runningText(name: string, p: AcceptedResponse): string {
+  return `Started: this call of '${name}' runs in the background (call ${p.callId}). Do not call it again; its result will be at /v1/calls/${p.callId}.`;
 }
 
 const DETAILS_SHOWN = 5;

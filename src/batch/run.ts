@@ -28,7 +28,8 @@ export function runBatch(pipeline: CallPipeline, entries: readonly BatchEntry[],
     if (e.invalid) return { status: 'error', error: e.invalid };
     try {
       const response = await pipeline.call({ ...base, toolName: e.name, args: e.args });
-      return response.status === 'ok' ? { status: 'ok', response } : { status: 'pending_confirmation', response };
+      if (response.status === 'ok') return { status: 'ok', response };
+      return response.status === 'running' ? { status: 'running', response } : { status: 'pending_confirmation', response };
     } catch (err) {
       const error = isGatewayError(err) ? err : new GatewayError('INTERNAL', 'the call failed inside the gateway', { cause: err });
       return { status: 'error', error };

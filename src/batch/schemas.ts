@@ -95,7 +95,7 @@ export const GenericResult = Type.Object(
   {
     id: Type.Optional(Type.String()),
     tool: Type.String({ description: 'canonical name' }),
-    status: Type.Union([Type.Literal('ok'), Type.Literal('pending_confirmation'), Type.Literal('error')]),
+    status: Type.Union([Type.Literal('ok'), Type.Literal('pending_confirmation'), Type.Literal('running'), Type.Literal('error')]),
     callId: Type.Optional(Type.String()),
     result: Type.Optional(Type.Ref('ToolResult')),
     confirmation: Type.Optional(Type.Object({ id: Type.String(), expiresAt: Type.String(), summary: Type.String() })),

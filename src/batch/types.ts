@@ -1,5 +1,5 @@
 import type { GatewayError } from '../errors.js';
-import type { CallResponse, PendingResponse } from '../pipeline/index.js';
+import type { CallResponse, PendingResponse, AcceptedResponse } from '../pipeline/index.js';
 import type { Registry } from '../tools/registry.js';
 
 export type DialectName = 'openai' | 'responses' | 'anthropic' | 'generic';
@@ -18,6 +18,7 @@ export interface BatchEntry {
 export type EntryOutcome =
   | { status: 'ok'; response: CallResponse }
   | { status: 'pending_confirmation'; response: PendingResponse }
+  | { status: 'running'; response: AcceptedResponse }
   | { status: 'error'; error: GatewayError };
 
 export interface ParsedBatch {

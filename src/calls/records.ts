@@ -1,7 +1,15 @@
 import type { ErrorBody } from '../errors.js';
 import type { StateStore } from '../state/types.js';
 
-export type CallStatus = 'pending_confirmation' | 'running' | 'ok' | 'error' | 'rejected' | 'expired' | 'interrupted';
+export type CallStatus = 'pending_confirmation' | 'running' | 'ok' | 'error' | 'rejected' | 'expired' | 'interrupted' | 'cancelled';
+
+/** The last progress an upstream reported for a long-running call. */
+export interface CallProgress {
+  progress: number;
+  total?: number | undefined;
+  message?: string | undefined;
+  at: string;
+}
 
 /** What GET /v1/calls/{callId} shows: a gated (or long-running) call from its start to its result. */
 export interface CallRecord {
@@ -10,14 +18,22 @@ export interface CallRecord {
   caller: string;
   sessionId?: string | undefined;
   status: CallStatus;
+  /** Ran in the background (`async: true` or `Prefer: respond-async`). */
+  async?: boolean;
   confirmationId?: string;
   approver?: string;
   createdAt: string;
   updatedAt: string;
+  /** While running in the background: the gateway running it, and until when it vouches for it. */
+  owner?: string;
+  leaseUntil?: number;
+  progress?: CallProgress;
   /** The 200 body of a finished call. */
   response?: unknown;
   error?: ErrorBody['error'];
 }
+
+export const FINISHED: ReadonlySet<CallStatus> = new Set(['ok', 'error', 'rejected', 'expired', 'interrupted', 'cancelled']);
 
 /** Call records in the state store, kept for `retentionMs` after their last change. */
 export class CallRecords {
@@ -30,8 +46,8 @@ export class CallRecords {
     return `toolgate:call:${id}`;
   }
 
-  async put(record: CallRecord): Promise<void> {
-    await this.store.set(this.key(record.callId), JSON.stringify(record), this.retentionMs);
+  async put(record: CallRecord, retentionMs = this.retentionMs): Promise<void> {
+    await this.store.set(this.key(record.callId), JSON.stringify(record), retentionMs);
   }
 
   async get(callId: string): Promise<CallRecord | undefined> {
@@ -39,11 +55,11 @@ export class CallRecords {
     return raw === undefined ? undefined : (JSON.parse(raw) as CallRecord);
   }
 
-  async update(callId: string, change: Partial<CallRecord>): Promise<CallRecord | undefined> {
+  async update(callId: string, change: Partial<CallRecord>, retentionMs = this.retentionMs): Promise<CallRecord | undefined> {
     const cur = await this.get(callId);
     if (!cur) return undefined;
     const next = { ...cur, ...change, updatedAt: new Date().toISOString() };
-    await this.put(next);
+    await this.put(next, retentionMs);
     return next;
   }
 }

@@ -79,6 +79,7 @@ function applyEnvOverrides(value: unknown, env: Env): unknown {
   if (env['HOST']) section('server')['host'] = env['HOST'];
   if (env['REDIS_URL']) section('state')['redis'] = env['REDIS_URL'];
   if (env['TOOLGATE_TOOLS_DIR']) section('tools')['dir'] = env['TOOLGATE_TOOLS_DIR'];
+  if (env['TOOLGATE_OTLP_ENDPOINT']) Object.assign(section('tracing'), { enabled: true, endpoint: env['TOOLGATE_OTLP_ENDPOINT'] });
   return cfg;
 }
 

@@ -59,6 +59,15 @@ export const ConfigSchema = Type.Object(
       },
       { additionalProperties: false, default: {} },
     ),
+    calls: Type.Object(
+      {
+        retentionSeconds: Type.Integer({ minimum: 1, default: 3600, description: 'how long a finished long-running call, and a large result\'s full text, can be read' }),
+        leaseSeconds: Type.Integer({ minimum: 1, default: 30, description: 'a running call whose gateway has not renewed it for this long is shown as interrupted' }),
+        progressIntervalMs: Type.Integer({ minimum: 10, default: 2000, description: 'at most one progress event per call per this interval' }),
+        maxStoredResultBytes: Type.Integer({ minimum: 1024, default: 8388608, description: 'cap on the full text of a large result kept for paging' }),
+      },
+      { additionalProperties: false, default: {} },
+    ),
     defaults: Type.Object(
       {
         timeoutMs: Type.Object(
@@ -96,6 +105,10 @@ export const ConfigSchema = Type.Object(
       { requireKey: Type.Boolean({ default: false }) },
       { additionalProperties: false, default: {} },
     ),
+    console: Type.Object(
+      { enabled: Type.Boolean({ default: true, description: 'serve the approvals console at /console' }) },
+      { additionalProperties: false, default: {} },
+    ),
     mcp: Type.Object(
       {
         allowedOrigins: Type.Array(Type.String(), { default: [] }),
@@ -111,6 +124,18 @@ export const ConfigSchema = Type.Object(
         dir: Type.String({ default: 'tools.d' }),
         watch: Type.Boolean({ default: true, description: 'reload tools.d on every change in it' }),
         watchDebounceMs: Type.Integer({ minimum: 0, maximum: 5000, default: 100, description: 'quiet time that ends a burst of changes' }),
+      },
+      { additionalProperties: false, default: {} },
+    ),
+    tracing: Type.Object(
+      {
+        enabled: Type.Boolean({ default: false, description: 'OpenTelemetry spans of calls, exported over OTLP/HTTP (JSON)' }),
+        endpoint: Type.String({ pattern: '^https?://', default: 'http://127.0.0.1:4318/v1/traces', description: 'the collector\'s OTLP/HTTP traces URL' }),
+        serviceName: Type.String({ minLength: 1, default: 'toolgate' }),
+        sampleRatio: Type.Number({ minimum: 0, maximum: 1, default: 1, description: 'share of calls without a sampled parent that are traced' }),
+        headers: Type.Record(Type.String(), Type.String(), { default: {}, description: 'sent with every export (collector auth)' }),
+        exportDelayMs: Type.Integer({ minimum: 1, default: 5000, description: 'how long spans are batched before an export' }),
+        exportTimeoutMs: Type.Integer({ minimum: 1, default: 10000 }),
       },
       { additionalProperties: false, default: {} },
     ),

@@ -2,7 +2,8 @@ import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import { canSee, type Caller } from '../auth/caller.js';
 import type { Gateway } from '../gateway.js';
-import type { CallResponse, PendingResponse } from '../pipeline/index.js';
+import type { ProgressNote } from '../adapters/types.js';
+import type { CallOutcome } from '../pipeline/index.js';
 import { toMcp } from '../tools/formats.js';
 import type { CompiledTool } from '../tools/types.js';
 import { sha256Hex } from '../util/hash.js';
@@ -40,6 +41,17 @@ function header(headers: Record<string, string | string[] | undefined> | undefin
  * One MCP server per session (the SDK binds a Server to one transport), speaking for one caller:
  * tools/list shows what that caller may see, tools/call runs through the same pipeline as REST.
  */
+type Extra = Parameters<Parameters<Server['setRequestHandler']>[1]>[1];
+
+/** Passes an upstream's progress on to the MCP client, when its request carried a progress token. */
+function progressRelay(token: string | number | undefined, extra: Extra): ((p: ProgressNote) => void) | undefined {
+  if (token === undefined) return undefined;
+  return (p) => {
+    const params = { progressToken: token, progress: p.progress, ...(p.total !== undefined ? { total: p.total } : {}), ...(p.message !== undefined ? { message: p.message } : {}) };
+    void extra.sendNotification({ method: 'notifications/progress', params }).catch(() => undefined);
+  };
+}
+
 export function buildMcpServer(deps: McpServerDeps, caller: Caller): Server {
   const { gw } = deps;
   const server = new Server(
@@ -55,7 +67,7 @@ export function buildMcpServer(deps: McpServerDeps, caller: Caller): Server {
     const requestId = header(headers, 'x-request-id') ?? newId('r');
     const tag = sessionTag(extra.sessionId);
     const leave = gw.inFlight.enter(); // the shutdown drain waits for the call, whatever its stream does
-    let out: CallResponse | PendingResponse;
+    let out: CallOutcome;
     try {
       out = await gw.pipeline.call({
         toolName: name,
@@ -65,6 +77,8 @@ export function buildMcpServer(deps: McpServerDeps, caller: Caller): Server {
         requestId,
         headers: headers ?? {},
         signal: extra.signal,
+        respond: 'sync', // an MCP client waits for its result (and hears progress when it asked)
+        onProgress: progressRelay(req.params._meta?.progressToken, extra),
       });
     } catch (e) {
       return errorResult(e, gw.registry, name);
@@ -72,6 +86,7 @@ export function buildMcpServer(deps: McpServerDeps, caller: Caller): Server {
       leave();
     }
     if (out.status === 'ok') return toolResult(out.result);
+    if (out.status === 'running') return toolResult({ content: [{ type: 'text', text: `Started in the background as call ${out.callId}.` }], isError: false });
     const ctx = { gw, server, caller, mayElicit: deps.mayElicit, requestId, sessionTag: tag ?? '-', relatedRequestId: extra.requestId, signal: extra.signal };
     return settleGate(ctx, out).catch((e: unknown) => errorResult(e, gw.registry, name));
   });

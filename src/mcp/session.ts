@@ -123,7 +123,7 @@ export class McpSession {
     });
     let result: CallToolResult;
     try {
-      const answer = await this.client.callTool({ name: tool, arguments: args }, undefined, {
+      const answer = await this.client.callTool({ name: tool, arguments: args, ...(opts.meta ? { _meta: { ...opts.meta } } : {}) }, undefined, {
         timeout: remaining,
         maxTotalTimeout: remaining,
         resetTimeoutOnProgress: false,

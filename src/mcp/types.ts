@@ -61,6 +61,8 @@ export interface McpCallOptions {
   signal?: AbortSignal;
   /** Progress notifications of this call; never called after the call settled or its deadline. */
   onProgress?: (progress: Progress) => void;
+  /** Sent as the request's `params._meta` (W3C trace context: `traceparent`, `tracestate`). */
+  meta?: Readonly<Record<string, string>>;
 }
 
 /** Pool-wide settings (per-server ones come from the server file). */

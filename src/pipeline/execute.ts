@@ -5,6 +5,8 @@ import { planAttempts, type Rng } from '../routing/select.js';
 import type { RouteContext } from '../routing/match.js';
 import type { HealthBook } from '../resilience/health.js';
 import { backoffDelay, sleep } from '../resilience/backoff.js';
+import type { Context } from '@opentelemetry/api';
+import type { AttemptSpan, Tracing } from '../tracing/index.js';
 
 export type Adapters = Readonly<Record<BackendTarget['kind'], ToolAdapter>>;
 
@@ -38,6 +40,9 @@ export interface ExecuteDeps {
   route: RouteContext;
   signal?: AbortSignal | undefined;
   onProgress?: ((p: ProgressNote) => void) | undefined;
+  /** Set when tracing is on: each attempt gets a span, child of `traceContext` (the call's span). */
+  tracing?: Tracing | undefined;
+  traceContext?: Context | undefined;
 }
 
 /**
@@ -50,7 +55,8 @@ export async function execute(tool: CompiledTool, args: Readonly<Record<string, 
   const deadline = Date.now() + tool.timeoutMs;
   const ac = new AbortController();
   const timer = setTimeout(() => ac.abort(timeoutError(tool)), tool.timeoutMs);
-  const onCallerGone = () => ac.abort(new GatewayError('UNAVAILABLE', 'the caller went away; the call was cancelled'));
+  // A cancel or shutdown of a long-running call gives its own reason; a client that left, this one.
+  const onCallerGone = () => ac.abort(isGatewayError(deps.signal?.reason) ? deps.signal.reason : new GatewayError('UNAVAILABLE', 'the caller went away; the call was cancelled'));
   deps.signal?.addEventListener('abort', onCallerGone, { once: true });
   const aborted = new Promise<never>((_, reject) => ac.signal.addEventListener('abort', () => reject(ac.signal.reason as Error), { once: true }));
   aborted.catch(() => undefined);
@@ -79,12 +85,15 @@ async function attemptLoop(
   let transientTries = 0;
   for (;;) {
     const backend = plan[index % plan.length] as CompiledBackend;
+    const span = deps.tracing && startAttempt(deps.tracing, deps, tool, backend, trail);
     try {
       trail.tried.push(backend.id);
       trail.attempts++;
-      const payload = await deps.health.run(tool, backend, () => oneTry(tool, backend, args, deps, signal, deadline));
+      const payload = await deps.health.run(tool, backend, () => oneTry(tool, backend, args, deps, signal, deadline, span));
+      span?.ok();
       return { payload, backend };
     } catch (e) {
+      span?.fail(e);
       if (!isGatewayError(e) || !e.upstream || signal.aborted) throw e;
       const rejectedByBreaker = e.code === 'CIRCUIT_OPEN';
       if (rejectedByBreaker) {
@@ -117,11 +126,12 @@ async function oneTry(
   deps: ExecuteDeps,
   callSignal: AbortSignal,
   deadline: number,
+  span: AttemptSpan | undefined,
 ): Promise<UpstreamPayload> {
   const limit = tool.retry.tryTimeoutMs;
   const trySignal = limit === undefined ? callSignal : AbortSignal.any([callSignal, AbortSignal.timeout(limit)]);
   try {
-    return await deps.adapters[backend.target.kind].call({ tool, backend, args, signal: trySignal, deadline, requestId: deps.requestId, onProgress: deps.onProgress });
+    return await deps.adapters[backend.target.kind].call({ tool, backend, args, signal: trySignal, deadline, requestId: deps.requestId, onProgress: deps.onProgress, trace: span?.headers() });
   } catch (e) {
     if (trySignal.aborted && !callSignal.aborted) {
       throw new GatewayError('TIMEOUT', `backend '${backend.id}' did not answer within ${limit} ms`, {
@@ -130,6 +140,16 @@ async function oneTry(
     }
     throw e;
   }
+}
+
+function startAttempt(tracing: Tracing, deps: ExecuteDeps, tool: CompiledTool, backend: CompiledBackend, trail: PolicyTrail): AttemptSpan {
+  return tracing.startAttempt(deps.traceContext, {
+    tool,
+    backend,
+    attempt: trail.tried.length + 1,
+    breakerState: deps.health.view(tool, backend).state,
+    previous: trail.tried.at(-1),
+  });
 }
 
 function timeoutError(tool: CompiledTool): GatewayError {

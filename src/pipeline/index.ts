@@ -17,12 +17,18 @@ import { fallbackFor } from './fallback.js';
 import { Idempotency } from './idempotency.js';
 import { checkLoop } from './loop-guard.js';
 import { checkRateLimits } from './rate-limit.js';
-import { normalizeResult } from './normalize.js';
+import { capResultInfo, shapeResult } from './normalize.js';
 import { resolveTool } from './resolve.js';
 import { validateArguments } from './validate.js';
 import { reportCall, scrubError } from './report.js';
 import { checkGuards } from '../guards/index.js';
 import { needsConfirmation } from '../confirm/rule.js';
+import type { Context } from '@opentelemetry/api';
+import type { Tracing } from '../tracing/index.js';
+import type { BackgroundCalls } from '../calls/background.js';
+import type { ResultPages } from '../calls/result-pages.js';
+
+type CallSpan = ReturnType<Tracing['startCall']>;
 
 export interface CallRequest {
   toolName: string;
@@ -39,6 +45,10 @@ export interface CallRequest {
   signal?: AbortSignal | undefined;
   /** Told of the upstream's progress (long-running calls' events). */
   onProgress?: ((p: ProgressNote) => void) | undefined;
+  /** `async` (`Prefer: respond-async`) runs the call in the background; `sync` never does; unset: the tool's `async`. */
+  respond?: 'sync' | 'async' | undefined;
+  /** The span a fallback tool's call runs under (set by the pipeline; otherwise `traceparent` in headers). */
+  traceContext?: Context | undefined;
 }
 
 export interface CallResponse {
@@ -54,6 +64,44 @@ export interface CallResponse {
   result: ToolResult;
   /** Answered from the result cache (`cache: { ttlSeconds }`): no upstream call. */
   cached?: true;
+  /** The result was over `result.maxBytes`: `result` is its first part, the rest pages from `href`. */
+  more?: MoreResult;
+}
+
+export interface MoreResult {
+  totalBytes: number;
+  shownBytes: number;
+  href: string;
+}
+
+/** A long-running call (202): it runs in the background; GET /v1/calls/{callId} tells its outcome. */
+export interface AcceptedResponse {
+  callId: string;
+  tool: string;
+  status: 'running';
+}
+
+export type CallOutcome = CallResponse | PendingResponse | AcceptedResponse;
+
+/** One call's state on its way through the stages (shared with its background part). */
+interface RunState {
+  readonly started: number;
+  readonly callId: string;
+  readonly trail: PolicyTrail;
+  readonly span: CallSpan | undefined;
+  tool: CompiledTool | undefined;
+  backend: string | undefined;
+  argsDigest: string | undefined;
+  idem: { key: string; digest: string } | undefined;
+}
+
+interface RunOutput {
+  result: ToolResult;
+  usedBackend: string;
+  fallback: PolicyTrail['fallback'] | undefined;
+  /** The uncapped result, when the cap cut it. */
+  full?: ToolResult;
+  shownBytes?: number;
 }
 
 /** A gated call (202): it runs when someone allowed to approves it. */
@@ -81,6 +129,12 @@ export interface PipelineDeps {
   onWarning?: (msg: string, err?: unknown) => void;
   /** Told of every finished call (metrics). */
   onCallEnd?: (e: { tool: string; backend: string; outcome: 'ok' | 'error' | 'fallback'; errorCode?: string; seconds: number }) => void;
+  /** Runs long-running calls in the background (absent: every call answers synchronously). */
+  background?: BackgroundCalls;
+  /** Keeps large results' full text for paging. */
+  pages?: ResultPages;
+  /** OpenTelemetry spans of calls and attempts; undefined when tracing is off. */
+  tracing?: Tracing | undefined;
 }
 
 
@@ -91,7 +145,7 @@ export interface PipelineDeps {
  */
 export class CallPipeline {
   private readonly bulkhead = new Bulkhead();
-  private readonly idempotency: Idempotency<CallResponse | PendingResponse>;
+  private readonly idempotency: Idempotency<CallOutcome>;
   private readonly cache: ResultCache;
 
   constructor(private readonly deps: PipelineDeps) {
@@ -99,68 +153,136 @@ export class CallPipeline {
     this.idempotency = new Idempotency(deps.state, deps.limits.idempotencyTtlSeconds * 1000);
   }
 
-  async call(req: CallRequest, fallbackDepth = 0): Promise<CallResponse | PendingResponse> {
+  async call(req: CallRequest, fallbackDepth = 0): Promise<CallOutcome> {
     const started = performance.now();
     const callId = req.approval?.callId ?? newId('c');
-    const trail = newTrail();
-    let tool: CompiledTool | undefined;
-    let backend: string | undefined;
-    let claimed = false;
-    let argsDigest: string | undefined;
+    const span = this.deps.tracing?.startCall(req, callId);
+    const run: RunState = { started, callId, trail: newTrail(), tool: undefined, backend: undefined, argsDigest: undefined, idem: undefined, span };
     const caller = req.caller.id;
+    let inBackground = false;
     try {
-      tool = resolveTool(this.deps.registry(), req.toolName, req.caller);
+      const tool = (run.tool = resolveTool(this.deps.registry(), req.toolName, req.caller));
       const args = validateArguments(tool, req.args);
       checkGuards(tool, args);
       // An approved call was counted when it was asked for; a fallback counts as its first call.
       if (!req.approval && fallbackDepth === 0) await checkRateLimits(this.deps.state, { caller: this.deps.limits.rateLimit, tool: tool.rateLimit }, { caller, tool: tool.name }, this.deps.onWarning);
-      argsDigest = digest(args);
-      const idemDigest = req.idempotencyKey ? digest({ tool: tool.name, args }) : '';
+      const argsDigest = (run.argsDigest = digest(args));
       if (req.idempotencyKey && !req.approval) {
+        const idemDigest = digest({ tool: tool.name, args });
         const prior = await this.idempotency.begin(caller, req.idempotencyKey, idemDigest);
-        if (prior) return this.replay(req, tool, prior.replay, started);
-        claimed = true;
+        if (prior) {
+          span?.settled('replayed');
+          return this.replay(req, tool, prior.replay, started);
+        }
+        run.idem = { key: req.idempotencyKey, digest: idemDigest };
       }
       if (!req.approval) {
         await checkLoop(this.deps.state, this.deps.limits, { caller, sessionId: req.sessionId, tool: tool.name, argsDigest }, this.deps.onWarning);
         if (needsConfirmation(tool.confirm, args)) {
           const pending = await this.deps.gate(tool, args, req, callId);
-          if (claimed) await this.idempotency.complete(caller, req.idempotencyKey as string, idemDigest, pending);
+          if (run.idem) await this.idempotency.complete(caller, run.idem.key, run.idem.digest, pending);
           const durationMs = Math.round(performance.now() - started);
-          reportCall(this.deps, req, tool, callId, trail, { outcome: 'pending_confirmation', backend: undefined, durationMs, confirmationId: pending.confirmation.id, argsDigest }, started);
+          reportCall(this.deps, req, tool, callId, run.trail, { outcome: 'pending_confirmation', backend: undefined, durationMs, confirmationId: pending.confirmation.id, argsDigest }, started);
+          span?.settled('pending_confirmation');
           return pending;
         }
       }
-      const hit = await this.fromCache(tool, args, trail);
-      const { result, usedBackend, fallback } = hit ?? (await this.run(tool, args, req, trail, fallbackDepth));
-      backend = usedBackend;
-      const durationMs = Math.round(performance.now() - started);
-      const response: CallResponse = {
-        callId,
-        tool: tool.name,
-        status: 'ok',
-        backend,
-        attempts: trail.attempts,
-        durationMs,
-        responseHash: digest(result),
-        fallback: fallback ?? null,
-        policy: trail,
-        result,
-        ...(trail.cached ? { cached: true as const } : {}),
-      };
-      if (claimed) await this.idempotency.complete(caller, req.idempotencyKey as string, idemDigest, response);
-      reportCall(this.deps, req, tool, callId, trail, { outcome: fallback ? 'fallback' : 'ok', backend, durationMs, responseHash: response.responseHash, argsDigest }, started);
-      return response;
+      if (this.deps.background && fallbackDepth === 0 && !req.approval && (req.respond === 'async' || (req.respond !== 'sync' && tool.async))) {
+        const accepted = await this.accept(this.deps.background, tool, args, req, run);
+        inBackground = true;
+        return accepted;
+      }
+      return await this.finish(tool, args, req, run, fallbackDepth);
     } catch (e) {
-      if (claimed) await this.idempotency.abandon(caller, req.idempotencyKey as string).catch(() => undefined);
-      const err = isGatewayError(e) ? e : new GatewayError('INTERNAL', 'the call failed inside the gateway', { cause: e });
-      const durationMs = Math.round(performance.now() - started);
-      reportCall(this.deps, req, tool, callId, trail, { outcome: 'error', backend: backend ?? trail.tried.at(-1), durationMs, errorCode: err.code, argsDigest }, started);
-      throw scrubError(err, this.deps.secrets);
+      throw await this.failed(req, run, e);
+    } finally {
+      if (!inBackground) span?.end(run.trail, run.backend);
     }
   }
 
-  private replay(req: CallRequest, tool: CompiledTool, prior: CallResponse | PendingResponse, started: number): CallResponse | PendingResponse {
+  /**
+   * A long-running call: recorded as running, answered 202 at once, finished in the background
+   * under the same deadline, breakers and audit; its outcome goes to the call record. Its
+   * Idempotency-Key replays the 202 (the record tells the outcome).
+   */
+  private async accept(background: BackgroundCalls, tool: CompiledTool, args: Record<string, unknown>, req: CallRequest, run: RunState): Promise<AcceptedResponse> {
+    const accepted: AcceptedResponse = { callId: run.callId, tool: tool.name, status: 'running' };
+    const idem = run.idem;
+    run.idem = undefined;
+    try {
+      await background.start({ callId: run.callId, tool: tool.name, caller: req.caller.id, sessionId: req.sessionId }, async (signal, onProgress) => {
+        const bg: CallRequest = { ...req, signal, onProgress };
+        try {
+          return await this.finish(tool, args, bg, run, 0);
+        } catch (e) {
+          throw await this.failed(bg, run, e);
+        } finally {
+          run.span?.end(run.trail, run.backend);
+        }
+      });
+    } catch (e) {
+      run.idem = idem;
+      throw e;
+    }
+    if (idem) await this.idempotency.complete(req.caller.id, idem.key, idem.digest, accepted);
+    reportCall(this.deps, req, tool, run.callId, run.trail, { outcome: 'accepted', backend: undefined, durationMs: Math.round(performance.now() - run.started), argsDigest: run.argsDigest }, run.started);
+    return accepted;
+  }
+
+  /** Cache or backends (with the fallback), the response, its idempotency entry and its report. */
+  private async finish(tool: CompiledTool, args: Record<string, unknown>, req: CallRequest, run: RunState, depth: number): Promise<CallResponse> {
+    const { trail, callId } = run;
+    const hit = await this.fromCache(tool, args, trail);
+    const out = hit ?? (await this.run(tool, args, run.span ? { ...req, traceContext: run.span.context } : req, trail, depth));
+    run.backend = out.usedBackend;
+    const more = out.full ? await this.keepFull(tool, req, callId, out.full, out.shownBytes ?? 0) : undefined;
+    const durationMs = Math.round(performance.now() - run.started);
+    const response: CallResponse = {
+      callId,
+      tool: tool.name,
+      status: 'ok',
+      backend: out.usedBackend,
+      attempts: trail.attempts,
+      durationMs,
+      responseHash: digest(out.result),
+      fallback: out.fallback ?? null,
+      policy: trail,
+      result: out.result,
+      ...(trail.cached ? { cached: true as const } : {}),
+      ...(more ? { more } : {}),
+    };
+    if (run.idem) await this.idempotency.complete(req.caller.id, run.idem.key, run.idem.digest, response);
+    reportCall(this.deps, req, tool, callId, trail, { outcome: out.fallback ? 'fallback' : 'ok', backend: out.usedBackend, durationMs, responseHash: response.responseHash, argsDigest: run.argsDigest }, run.started);
+    return response;
+  }
+
+  /** A failed call: its idempotency key freed, its report written; the error as the client may see it. */
+  private async failed(req: CallRequest, run: RunState, e: unknown): Promise<GatewayError> {
+    if (run.idem) await this.idempotency.abandon(req.caller.id, run.idem.key).catch(() => undefined);
+    const err = isGatewayError(e) ? e : new GatewayError('INTERNAL', 'the call failed inside the gateway', { cause: e });
+    const durationMs = Math.round(performance.now() - run.started);
+    reportCall(this.deps, req, run.tool, run.callId, run.trail, { outcome: 'error', backend: run.backend ?? run.trail.tried.at(-1), durationMs, errorCode: err.code, argsDigest: run.argsDigest }, run.started);
+    run.span?.fail(err);
+    return scrubError(err, this.deps.secrets);
+  }
+
+  /** A result over `result.maxBytes`: its whole text kept for paging; the response links to the rest. */
+  private async keepFull(tool: CompiledTool, req: CallRequest, callId: string, full: ToolResult, shownBytes: number): Promise<MoreResult | undefined> {
+    if (!this.deps.pages) return undefined;
+    try {
+      const totalBytes = await this.deps.pages.keep(callId, tool.name, req.caller.id, full);
+      return { totalBytes, shownBytes, href: `/v1/calls/${callId}/result?offset=${shownBytes}` };
+    } catch (e) {
+      this.deps.onWarning?.('a large result could not be kept for paging; the response carries its first part only', e);
+      return undefined;
+    }
+  }
+
+  private replay(req: CallRequest, tool: CompiledTool, prior: CallOutcome, started: number): CallOutcome {
+    if (prior.status === 'running') {
+      reportCall(this.deps, req, tool, prior.callId, { ...newTrail(), replayed: true }, { outcome: 'accepted', backend: undefined, durationMs: 0 }, started);
+      return prior;
+    }
     if (prior.status === 'pending_confirmation') {
       reportCall(this.deps, req, tool, prior.callId, { ...newTrail(), replayed: true }, { outcome: 'pending_confirmation', backend: undefined, durationMs: 0, confirmationId: prior.confirmation.id }, started);
       return prior;
@@ -171,18 +293,19 @@ export class CallPipeline {
   }
 
   /** Bulkhead, execute, and on a backend failure the tool's fallback. */
-  private async run(tool: CompiledTool, args: Record<string, unknown>, req: CallRequest, trail: PolicyTrail, depth: number) {
+  private async run(tool: CompiledTool, args: Record<string, unknown>, req: CallRequest, trail: PolicyTrail, depth: number): Promise<RunOutput> {
     const release = this.bulkhead.acquire(tool);
     try {
       const run = await execute(
         tool,
         args,
-        { ...this.deps, requestId: req.requestId, signal: req.signal, onProgress: req.onProgress, route: { caller: req.caller.id, headers: req.headers ?? {} } },
+        { ...this.deps, requestId: req.requestId, signal: req.signal, onProgress: req.onProgress, traceContext: req.traceContext, route: { caller: req.caller.id, headers: req.headers ?? {} } },
         trail,
       );
-      const result = normalizeResult(tool, run.payload);
+      const full = shapeResult(tool, run.payload);
+      const { result, shownBytes } = capResultInfo(full, tool.result.maxBytes);
       this.remember(tool, args, result);
-      return { result, usedBackend: run.backend.id, fallback: undefined };
+      return { result, usedBackend: run.backend.id, fallback: undefined, ...(result !== full ? { full, shownBytes } : { shownBytes }) };
     } catch (e) {
       const plan = isGatewayError(e) && depth === 0 ? fallbackFor(tool, e) : undefined;
       if (!plan || !isGatewayError(e)) throw e;
@@ -208,7 +331,7 @@ export class CallPipeline {
   }
 
   /** A fresh cached result for these arguments, when the tool caches. */
-  private async fromCache(tool: CompiledTool, args: Record<string, unknown>, trail: PolicyTrail) {
+  private async fromCache(tool: CompiledTool, args: Record<string, unknown>, trail: PolicyTrail): Promise<RunOutput | undefined> {
     if (tool.cacheTtlSeconds <= 0) return undefined;
     const hit = await this.cache.get(tool.name, args);
     if (!hit) return undefined;

@@ -10,10 +10,15 @@ import type { CompiledTool } from '../tools/types.js';
  * `result.pick` applied, `result.text` rendered, and the whole capped at `result.maxBytes`.
  */
 export function normalizeResult(tool: CompiledTool, payload: UpstreamPayload): ToolResult {
-  if (payload.kind === 'result') return capResult(payload.result, tool.result.maxBytes);
+  return capResult(shapeResult(tool, payload), tool.result.maxBytes);
+}
+
+/** The whole result, before the cap: outputSchema checked, `pick` and `text` applied. */
+export function shapeResult(tool: CompiledTool, payload: UpstreamPayload): ToolResult {
+  if (payload.kind === 'result') return payload.result;
   if (payload.kind === 'text') {
     checkOutput(tool, payload.text);
-    return capResult({ content: [{ type: 'text', text: payload.text }], isError: false }, tool.result.maxBytes);
+    return { content: [{ type: 'text', text: payload.text }], isError: false };
   }
   checkOutput(tool, payload.data);
   const picked = tool.result.pick ? pick(payload.data, tool.result.pick) : payload.data;
@@ -21,7 +26,7 @@ export function normalizeResult(tool: CompiledTool, payload: UpstreamPayload): T
   const text = tool.result.text && structured ? render(tool.result.text, structured) : JSON.stringify(picked ?? null);
   const result: ToolResult = { content: [{ type: 'text', text }], isError: false };
   if (structured) result.structuredContent = structured;
-  return capResult(result, tool.result.maxBytes);
+  return result;
 }
 
 function checkOutput(tool: CompiledTool, data: unknown): void {
@@ -62,7 +67,18 @@ function isPlainObject(v: unknown): v is Record<string, unknown> {
  * text still carries the data when it came from a JSON response).
  */
 export function capResult(result: ToolResult, maxBytes: number): ToolResult {
+  return capResultInfo(result, maxBytes).result;
+}
+
+/**
+ * capResult, also telling how much of the result's text document (its text blocks joined by
+ * newlines: what GET /v1/calls/{id}/result pages through) the capped result shows in full.
+ */
+export function capResultInfo(result: ToolResult, maxBytes: number): { result: ToolResult; shownBytes: number } {
   let budget = maxBytes;
+  let docPos = 0;
+  let shownBytes = 0;
+  let cut = false;
   let truncated = false;
   const dropped: { type: string; bytes: number }[] = [];
   const content: ContentBlock[] = [];
@@ -73,15 +89,19 @@ export function capResult(result: ToolResult, maxBytes: number): ToolResult {
     if (size <= budget) {
       budget -= size;
       content.push(block);
+      if (isText && !cut) shownBytes = docPos + size;
     } else if (isText) {
       truncated = true;
       const kept = truncateUtf8(text, budget);
       budget = 0;
+      if (!cut) shownBytes = docPos + Buffer.byteLength(kept);
+      cut = true;
       content.push({ ...block, text: `${kept}\n[truncated: ${Buffer.byteLength(kept)} of ${size} bytes shown]` });
     } else {
       truncated = true;
       dropped.push({ type: block.type, bytes: size });
     }
+    if (isText) docPos += size + 1;
   }
   if (dropped.length > 0) {
     const types = [...new Set(dropped.map((d) => d.type))].join(', ');
@@ -90,11 +110,11 @@ export function capResult(result: ToolResult, maxBytes: number): ToolResult {
   }
   const structured = result.structuredContent;
   const structuredFits = structured === undefined || Buffer.byteLength(JSON.stringify(structured)) <= maxBytes;
-  if (!truncated && structuredFits) return result;
+  if (!truncated && structuredFits) return { result, shownBytes };
   const out: ToolResult = { content, isError: result.isError };
   if (structured && structuredFits) out.structuredContent = structured;
   else if (structured) content.push({ type: 'text', text: `[truncated: structuredContent dropped, over the ${maxBytes}-byte result limit]` });
-  return out;
+  return { result: out, shownBytes };
 }
 
 function truncateUtf8(text: string, maxBytes: number): string {

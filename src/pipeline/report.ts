@@ -8,7 +8,7 @@ import type { CallRequest, PipelineDeps } from './index.js';
 
 /** The last stage: every call, refused or run, leaves one audit record and (once resolved) one metric observation. */
 
-type Outcome = 'ok' | 'error' | 'fallback' | 'pending_confirmation';
+type Outcome = 'ok' | 'error' | 'fallback' | 'pending_confirmation' | 'accepted';
 export interface Finish {
   outcome: Outcome;
   backend: string | undefined;
@@ -50,7 +50,7 @@ export function reportCall(
       ...(req.approval ? { approver: req.approval.approver } : {}),
     }),
   );
-  if (tool && out.outcome !== 'pending_confirmation') {
+  if (tool && out.outcome !== 'pending_confirmation' && out.outcome !== 'accepted') {
     deps.onCallEnd?.({
       tool: tool.name,
       backend: out.backend ?? 'none',

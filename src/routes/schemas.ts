@@ -50,6 +50,12 @@ export const CallResponse = Type.Object({
   policy: AnyObject,
   result: Type.Ref('ToolResult'),
   cached: Type.Optional(Type.Boolean({ description: 'true when answered from the result cache (no upstream call)' })),
+  more: Type.Optional(
+    Type.Object(
+      { totalBytes: Type.Integer(), shownBytes: Type.Integer(), href: Type.String({ description: 'GET it for the next page of the full text' }) },
+      { description: 'set when the result was over result.maxBytes: `result` holds its first part' },
+    ),
+  ),
   confirmationId: Type.Optional(Type.String({ description: 'set when the call ran after an approval' })),
   approver: Type.Optional(Type.String()),
 });
@@ -59,6 +65,12 @@ export const PendingResponse = Type.Object({
   tool: Type.String(),
   status: Type.Literal('pending_confirmation'),
   confirmation: Type.Object({ id: Type.String(), expiresAt: Type.String(), summary: Type.String() }),
+});
+
+export const AcceptedResponse = Type.Object({
+  callId: Type.String(),
+  tool: Type.String(),
+  status: Type.Literal('running'),
 });
 
 export const ToolNameParams = Type.Object({ name: Type.String({ minLength: 1, maxLength: 256 }) });

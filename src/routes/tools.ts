@@ -5,7 +5,8 @@ import { canSee } from '../auth/caller.js';
 import { formatTool, type ToolFormat } from '../tools/formats.js';
 import { resolveTool } from '../pipeline/resolve.js';
 import { GatewayError } from '../errors.js';
-import { CallBody, CallResponse, PendingResponse, ToolListQuery, ToolNameParams, errorResponses } from './schemas.js';
+import { Type } from '@sinclair/typebox';
+import { AcceptedResponse, CallBody, CallResponse, PendingResponse, ToolListQuery, ToolNameParams, errorResponses } from './schemas.js';
 
 /** GET /v1/tools, GET /v1/tools/{name}, POST /v1/tools/{name}/call: thin handlers over the gateway. */
 export async function toolRoutes(app: FastifyInstance, opts: { gw: Gateway }): Promise<void> {
@@ -68,7 +69,8 @@ export async function toolRoutes(app: FastifyInstance, opts: { gw: Gateway }): P
         tags: ['calls'],
         params: ToolNameParams,
         body: CallBody,
-        response: { 200: CallResponse, 202: PendingResponse, ...errorResponses(400, 401, 403, 404, 409, 413, 422, 429, 502, 503, 504) },
+        headers: Type.Object({ prefer: Type.Optional(Type.String({ description: '`respond-async`: answer 202 at once and run the call in the background' })) }),
+        response: { 200: CallResponse, 202: Type.Union([PendingResponse, AcceptedResponse]), ...errorResponses(400, 401, 403, 404, 409, 413, 422, 429, 502, 503, 504) },
       },
     },
     async (req, reply) => {
@@ -87,14 +89,23 @@ export async function toolRoutes(app: FastifyInstance, opts: { gw: Gateway }): P
           idempotencyKey: idempotencyKey(req.headers['idempotency-key']),
           headers: req.headers,
           signal: ac.signal,
+          ...(prefersAsync(req.headers.prefer) ? { respond: 'async' as const } : {}),
         });
-        if (out.status === 'pending_confirmation') reply.code(202).header('location', `/v1/calls/${out.callId}`);
+        if (out.status !== 'ok') reply.code(202).header('location', `/v1/calls/${out.callId}`);
+        if (out.status === 'running' && prefersAsync(req.headers.prefer)) reply.header('preference-applied', 'respond-async');
         return out;
       } finally {
         req.raw.socket.off('close', onClose);
       }
     },
   );
+}
+
+/** RFC 7240 `Prefer: respond-async` (among other preferences). */
+function prefersAsync(h: string | string[] | undefined): boolean {
+  if (h === undefined) return false;
+  const all = Array.isArray(h) ? h.join(',') : h;
+  return all.split(',').some((p) => p.split(/[=;]/)[0]?.trim().toLowerCase() === 'respond-async');
 }
 
 function idempotencyKey(h: string | string[] | undefined): string | undefined {

@@ -38,6 +38,8 @@ export interface TestGatewayOptions {
   /** Watch tools.d (default off here: most tests reload explicitly and count reloads). */
   watch?: boolean;
   onBackendState?: (tool: string, backend: string, state: string) => void;
+  /** Every MCP message in and out of the gateway's pool. */
+  mcpTrace?: (server: string, direction: 'in' | 'out', message: unknown) => void;
 }
 
 /** A temp dir with config + tools.d, and the app built on it (not listening: use inject). */
@@ -69,6 +71,7 @@ export async function startGateway(opts: TestGatewayOptions = {}): Promise<TestG
     // One injected clock for confirmations, the state store's expiry and the result cache.
     ...(opts.now ? { now: opts.now, state: new MemoryStore(opts.now) } : {}),
     onBackendState,
+    ...(opts.mcpTrace ? { mcpTrace: opts.mcpTrace } : {}),
   });
   await app.gw.mcp.settled(); // MCP servers of tools.d are imported in the background
   return {
