@@ -43,19 +43,37 @@ export function addText(text: string, bag: Map<string, number>, translated: Map<
   }
 }
 
-/** Terms of an identifier: its parts, the parts of run-together words, and each segment glued. */
-export function identifierTerms(id: string, split: (word: string) => string[] | null): string[] {
-  const out: string[] = [];
+/** How a run-together word splits: its parts, and how much each part counts (1 = as a plain word). */
+export interface NameSplit {
+  parts: string[];
+  weight: number;
+}
+export type NameSplitter = (word: string) => NameSplit | null;
+
+/**
+ * Terms of an identifier, with their term frequencies: its parts, the parts of run-together words
+ * (at the split's weight; a split less sure than the registry's own words keeps the whole word
+ * too), and each segment glued.
+ */
+export function identifierTerms(id: string, split: NameSplitter): [string, number][] {
+  const out: [string, number][] = [];
+  const push = (word: string, tf: number): void => {
+    const t = termOf(word);
+    if (t !== null) out.push([t, tf]);
+  };
   for (const segment of id.split(/\.|__|\//)) {
     const parts = splitIdentifier(segment);
     for (const p of parts) {
-      for (const piece of (p.length >= 6 ? split(p) : null) ?? [p]) {
-        const t = termOf(piece);
-        if (t !== null) out.push(t);
+      const s = p.length >= 6 ? split(p) : null;
+      if (!s) {
+        push(p, 1);
+        continue;
       }
+      for (const piece of s.parts) push(piece, s.weight);
+      if (s.weight < 1) push(p, 1 - s.weight);
     }
     const glued = parts.join('');
-    if (parts.length > 1 && glued.length > 2) out.push(glued);
+    if (parts.length > 1 && glued.length > 2) out.push([glued, 1]);
   }
   return out;
 }
@@ -68,22 +86,22 @@ export function emptyBags(): FieldBags {
 }
 
 /** Every field of one tool, analysed. `split` breaks run-together name words into known words. */
-export function toolFields(tool: PrefilterTool, lex: Lexicon | null, split: (word: string) => string[] | null): FieldBags {
+export function toolFields(tool: PrefilterTool, lex: Lexicon | null, split: NameSplitter): FieldBags {
   const f = emptyBags();
   const ids = new Set([tool.name, tool.providerName, ...(tool.aliases ?? [])]);
   for (const id of ids) {
     if (hasCjk(id)) addText(id, f.name, f.translated, lex);
-    else for (const t of identifierTerms(id, split)) add(f.name, t);
+    else for (const [t, tf] of identifierTerms(id, split)) add(f.name, t, tf);
   }
   if (tool.title) addText(tool.title, f.title, f.translated, lex);
   for (const tag of tool.tags) {
     if (hasCjk(tag)) addText(tag, f.tags, f.translated, lex);
-    else for (const t of identifierTerms(tag, split)) add(f.tags, t);
+    else for (const [t, tf] of identifierTerms(tag, split)) add(f.tags, t, tf);
   }
   addText(tool.description, f.description, f.translated, lex);
   for (const ex of tool.examples) addText(ex, f.examples, f.translated, lex);
   for (const p of tool.params) {
-    for (const t of identifierTerms(p.name, () => null)) add(f.params, t);
+    for (const [t, tf] of identifierTerms(p.name, () => null)) add(f.params, t, tf);
     if (p.description) addText(p.description, f.params, f.translated, lex);
   }
   return f;

@@ -6,6 +6,11 @@
 const MIN_LENGTH = 4;
 const MIN_DICE = 0.4;
 const MAX_MATCHES = 3;
+/**
+ * A name part may be a clipped word ("repo" for repository, "calc" for calculator, "docs"): it
+ * matches a query word it begins, down to this share of the word's length (other terms: half).
+ */
+const CLIPPED_MIN_SHARE = 0.3;
 
 /** Edits allowed: one for short words, two from eight letters on. */
 function maxEdits(length: number): number {
@@ -49,8 +54,11 @@ export class FuzzyVocabulary {
   private shared = new Uint16Array(0);
   private readonly memo = new Map<string, { term: string; similarity: number }[]>();
 
-  /** Only ASCII terms take part: Chinese has its own fallback (bigrams). */
-  constructor(vocabulary: Iterable<string>) {
+  /**
+   * Only ASCII terms take part: Chinese has its own fallback (bigrams). `clipped`: terms that may
+   * be clipped words (the parts of tool names).
+   */
+  constructor(vocabulary: Iterable<string>, private readonly clipped: ReadonlySet<string> = new Set()) {
     for (const term of vocabulary) {
       if (term.length < MIN_LENGTH - 1 || !/^[a-z0-9]+$/.test(term)) continue;
       const id = this.terms.length;
@@ -65,10 +73,16 @@ export class FuzzyVocabulary {
     }
   }
 
-  /** Index terms within a few edits of `term`, with a similarity in (0, 1), best first. */
-  near(term: string): { term: string; similarity: number }[] {
+  /**
+   * Index terms within a few edits of `term`, with a similarity in (0, 1), best first. With
+   * `typos` false (the query word is a real word, not a misspelling), only the clipped name
+   * parts the word begins with.
+   */
+  near(term: string, typos = true): { term: string; similarity: number }[] {
     if (term.length < MIN_LENGTH || !/^[a-z0-9]+$/.test(term)) return [];
-    const hit = this.memo.get(term);
+    if (!typos && this.clipped.size === 0) return [];
+    const key = typos ? term : `${term}\u0000`;
+    const hit = this.memo.get(key);
     if (hit) return hit;
     const gs = trigrams(term);
     if (this.shared.length !== this.terms.length) this.shared = new Uint16Array(this.terms.length);
@@ -87,10 +101,12 @@ export class FuzzyVocabulary {
       const other = this.terms[id] as string;
       // A word and its longer form ("crypto" / "cryptocurrency", "rent" / "rental").
       const [short, long] = term.length <= other.length ? [term, other] : [other, term];
-      if (short.length >= MIN_LENGTH && long.startsWith(short) && short.length / long.length >= 0.5) {
-        out.push({ term: other, similarity: (0.8 * short.length) / long.length });
+      const clipping = short === other && this.clipped.has(other);
+      if (short.length >= MIN_LENGTH && long.startsWith(short) && short.length / long.length >= (clipping ? CLIPPED_MIN_SHARE : 0.5)) {
+        if (typos || clipping) out.push({ term: other, similarity: (0.8 * short.length) / long.length });
         continue;
       }
+      if (!typos) continue;
       const dice = (2 * n) / (gs.length + (this.gramCounts[id] as number));
       if (dice < MIN_DICE) continue;
       const cap = maxEdits(Math.min(term.length, other.length));
@@ -99,7 +115,7 @@ export class FuzzyVocabulary {
     }
     out.sort((a, b) => b.similarity - a.similarity);
     const best = out.slice(0, MAX_MATCHES);
-    if (this.memo.size < 10_000) this.memo.set(term, best);
+    if (this.memo.size < 10_000) this.memo.set(key, best);
     return best;
   }
 }

@@ -1,10 +1,10 @@
-import { toolFields } from './analyze.js';
+import { type NameSplit, toolFields } from './analyze.js';
 import { buildPostings, type Postings } from './bm25f.js';
 import { englishWords, isStopWord } from './english.js';
 import { buildForward, type ForwardIndex } from './feedback.js';
 import { FuzzyVocabulary } from './fuzzy.js';
 import { loadLexicon, type Lexicon } from './lexicon.js';
-import { NameMatcher, splitCompound } from './names.js';
+import { NameMatcher, splitName } from './names.js';
 import { rank, type SearchableIndex } from './ranker.js';
 import { loadRelated, type RelatedTerms } from './related.js';
 import type { Candidate, PrefilterTool, SearchOptions } from './types.js';
@@ -53,12 +53,24 @@ export class PrefilterIndex implements SearchableIndex {
         for (const w of englishWords(text)) if (w.length >= 3 && !isStopWord(w)) words.add(w);
       }
     }
-    const split = (w: string): string[] | null => (words.has(w) ? null : splitCompound(w, words));
+    const isWord = related ? (w: string): boolean => related.isWord(w) : null;
+    // Name words repeat across a registry (vendor prefixes, "tool", "api"): split each once.
+    const splits = new Map<string, NameSplit | null>();
+    const split = (w: string): NameSplit | null => {
+      let s = splits.get(w);
+      if (s === undefined) {
+        s = splitName(w, words, isWord);
+        splits.set(w, s);
+      }
+      return s;
+    };
     const bags = tools.map((t) => toolFields(t, lexicon, split));
     const postings = buildPostings(bags);
     const matcher = new NameMatcher(tools.map((t) => [t.name, t.providerName, ...(t.aliases ?? [])]));
     const forward = options.feedback === false ? null : buildForward(postings, tools.length);
-    const fuzzy = new FuzzyVocabulary(postings.keys());
+    const nameTerms = new Set<string>();
+    for (const b of bags) for (const t of b.name.keys()) nameTerms.add(t);
+    const fuzzy = new FuzzyVocabulary(postings.keys(), nameTerms);
     return new PrefilterIndex(tools.map((t) => t.name), postings, matcher, fuzzy, words, lexicon, related, forward);
   }
 

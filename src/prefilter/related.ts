@@ -11,6 +11,8 @@ export interface RelatedTerms {
   related(word: string): readonly Alternative[];
   /** How often the word is used in general English (SemCor tags of its dictionary form); 0 if rare. */
   frequency(word: string): number;
+  /** Whether the word (or a dictionary form of it) is an English word WordNet knows, to split run-together names. */
+  isWord(word: string): boolean;
   /**
    * How much the word can tell one tool from another, in (0, 1]: words common in all English
    * ("find", "provide") and adjectives or adverbs ("detailed", "visually") say less about a topic.
@@ -105,6 +107,7 @@ export function createRelated(entries: readonly string[], usage = ''): RelatedTe
     return out;
   };
   return {
+    isWord: (word) => baseForms(word).some((f) => raw.has(f) || use.has(f)),
     related: (word) => info(word).related,
     frequency: (word) => info(word).frequency,
     prior: (word) => info(word).prior,

@@ -86,7 +86,8 @@ export function resolve(ix: LookupIndex, c: Concept): ResolvedConcept {
       if (r) alts.push(r);
     }
     const realWord = ix.related !== null && ix.related.frequency(c.label) >= TYPO_MAX_FREQUENCY;
-    for (const { term, similarity } of realWord ? [] : ix.fuzzy.near(first)) {
+    // A real word is no typo, but a tool name may still clip it ("repo" for "repositories").
+    for (const { term, similarity } of ix.fuzzy.near(first, !realWord)) {
       const r = resolveAlt(ix, [term], FALLBACK_WEIGHT * similarity);
       if (r) alts.push(r);
     }
