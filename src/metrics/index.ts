@@ -53,12 +53,25 @@ export class GatewayMetrics {
 
   /** The pipeline's onCallEnd: only calls whose tool resolved arrive here, so names are bounded. */
   callEnded(e: CallEnd): void {
-    this.m.calls.inc({ tool: e.tool, backend: e.backend, outcome: e.outcome });
-    this.m.callDuration.observe({ tool: e.tool }, e.seconds);
+    this.bound(e.tool, e.backend, e.outcome).inc();
+    let duration = this.durationByTool.get(e.tool);
+    if (!duration) this.durationByTool.set(e.tool, (duration = this.m.callDuration.labels({ tool: e.tool })));
+    duration.observe(e.seconds);
     if (e.outcome === 'error') {
       const code = e.errorCode !== undefined && e.errorCode in ERROR_CATALOGUE ? e.errorCode : 'INTERNAL';
       this.m.callErrors.inc({ tool: e.tool, code });
     }
+  }
+
+  /** Label sets bound once (prom-client hashes the label object on every unbound call). */
+  private readonly callsByLabels = new Map<string, { inc(): void }>();
+  private readonly durationByTool = new Map<string, { observe(v: number): void }>();
+
+  private bound(tool: string, backend: string, outcome: string): { inc(): void } {
+    const key = `${tool}\u0000${backend}\u0000${outcome}`;
+    let child = this.callsByLabels.get(key);
+    if (!child) this.callsByLabels.set(key, (child = this.m.calls.labels({ tool, backend, outcome })));
+    return child;
   }
 
   /** The HealthBook's onState: breaker transitions (the state gauge itself is read at scrape time). */
@@ -73,7 +86,12 @@ export class GatewayMetrics {
       return;
     }
     this.m.reloads.inc({ result: result.errors.length > 0 ? 'error' : 'ok' });
-    if (result.removed.length > 0) void this.forget(new Set(result.removed));
+    if (result.removed.length > 0) {
+      const gone = new Set(result.removed);
+      for (const key of this.callsByLabels.keys()) if (gone.has(key.slice(0, key.indexOf('\u0000')))) this.callsByLabels.delete(key);
+      for (const tool of gone) this.durationByTool.delete(tool);
+      void this.forget(gone);
+    }
   }
 
   /** An MCP server's session is being re-established (server names come from tools.d, so labels stay bounded). */

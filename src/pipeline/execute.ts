@@ -43,7 +43,11 @@ export interface ExecuteDeps {
   /** Set when tracing is on: each attempt gets a span, child of `traceContext` (the call's span). */
   tracing?: Tracing | undefined;
   traceContext?: Context | undefined;
+  onClientGone?: ClientGoneHook | undefined;
 }
+
+/** Registers the call's cancel with whoever notices the client leave; returns the release. */
+export type ClientGoneHook = (cancel: (reason: Error) => void) => () => void;
 
 /**
  * Stage: runs the call on its backends under the tool's one deadline. A retryable failure moves the
@@ -51,23 +55,42 @@ export interface ExecuteDeps {
  * have had an effect. When the deadline passes the signal aborts the upstream work and the call
  * fails with TIMEOUT at once, even if an adapter were slow to notice.
  */
-export async function execute(tool: CompiledTool, args: Readonly<Record<string, unknown>>, deps: ExecuteDeps, trail: PolicyTrail): Promise<Execution> {
+export function execute(tool: CompiledTool, args: Readonly<Record<string, unknown>>, deps: ExecuteDeps, trail: PolicyTrail): Promise<Execution> {
   const deadline = Date.now() + tool.timeoutMs;
   const ac = new AbortController();
-  const timer = setTimeout(() => ac.abort(timeoutError(tool)), tool.timeoutMs);
-  // A cancel or shutdown of a long-running call gives its own reason; a client that left, this one.
-  const onCallerGone = () => ac.abort(isGatewayError(deps.signal?.reason) ? deps.signal.reason : new GatewayError('UNAVAILABLE', 'the caller went away; the call was cancelled'));
-  deps.signal?.addEventListener('abort', onCallerGone, { once: true });
-  const aborted = new Promise<never>((_, reject) => ac.signal.addEventListener('abort', () => reject(ac.signal.reason as Error), { once: true }));
-  aborted.catch(() => undefined);
-  try {
-    return await Promise.race([attemptLoop(tool, args, deps, trail, ac.signal, deadline), aborted]);
-  } catch (e) {
-    throw ac.signal.aborted ? ac.signal.reason : e;
-  } finally {
-    clearTimeout(timer);
-    deps.signal?.removeEventListener('abort', onCallerGone);
-  }
+  // One promise settled by whichever comes first: the attempts, the deadline, or the caller leaving
+  // (no race of promises and no extra listener on the hot path).
+  return new Promise<Execution>((resolve, reject) => {
+    const stop = (reason: Error) => {
+      if (ac.signal.aborted) return;
+      ac.abort(reason);
+      reject(reason);
+    };
+    const timer = setTimeout(() => stop(timeoutError(tool)), tool.timeoutMs);
+    const caller = deps.signal;
+    // A cancel or shutdown of a long-running call gives its own reason; a client that left, this one.
+    const onCallerGone = caller && (() => stop(isGatewayError(caller.reason) ? caller.reason : new GatewayError('UNAVAILABLE', 'the caller went away; the call was cancelled')));
+    if (caller && onCallerGone) {
+      if (caller.aborted) onCallerGone();
+      else caller.addEventListener('abort', onCallerGone, { once: true });
+    }
+    const unhook = deps.onClientGone?.(stop);
+    const settle = () => {
+      clearTimeout(timer);
+      unhook?.();
+      if (onCallerGone) caller?.removeEventListener('abort', onCallerGone);
+    };
+    attemptLoop(tool, args, deps, trail, ac.signal, deadline).then(
+      (out) => {
+        settle();
+        resolve(out); // ignored when the deadline already answered
+      },
+      (e: unknown) => {
+        settle();
+        reject(ac.signal.aborted ? ac.signal.reason : e);
+      },
+    );
+  });
 }
 
 async function attemptLoop(

@@ -10,9 +10,9 @@ import type { StateStore } from '../state/types.js';
 import type { Registry } from '../tools/registry.js';
 import type { CompiledTool } from '../tools/types.js';
 import { ResultCache } from '../cache/result-cache.js';
-import { digest } from '../util/hash.js';
+import { digest, responseDigest } from '../util/hash.js';
 import { newId } from '../util/ids.js';
-import { execute, newTrail, type Adapters, type PolicyTrail } from './execute.js';
+import { execute, newTrail, type Adapters, type ClientGoneHook, type PolicyTrail } from './execute.js';
 import { fallbackFor } from './fallback.js';
 import { Idempotency } from './idempotency.js';
 import { checkLoop } from './loop-guard.js';
@@ -30,6 +30,8 @@ import type { ResultPages } from '../calls/result-pages.js';
 
 type CallSpan = ReturnType<Tracing['startCall']>;
 
+const EMPTY_HEADERS: Readonly<Record<string, string | string[] | undefined>> = Object.freeze({});
+
 export interface CallRequest {
   toolName: string;
   args: unknown;
@@ -45,6 +47,8 @@ export interface CallRequest {
   signal?: AbortSignal | undefined;
   /** Told of the upstream's progress (long-running calls' events). */
   onProgress?: ((p: ProgressNote) => void) | undefined;
+  /** The HTTP route's client-gone hook (cheaper than a signal): given the call's cancel, returns its release. */
+  onClientGone?: ClientGoneHook | undefined;
   /** `async` (`Prefer: respond-async`) runs the call in the background; `sync` never does; unset: the tool's `async`. */
   respond?: 'sync' | 'async' | undefined;
   /** The span a fallback tool's call runs under (set by the pipeline; otherwise `traceparent` in headers). */
@@ -211,7 +215,7 @@ export class CallPipeline {
     run.idem = undefined;
     try {
       await background.start({ callId: run.callId, tool: tool.name, caller: req.caller.id, sessionId: req.sessionId }, async (signal, onProgress) => {
-        const bg: CallRequest = { ...req, signal, onProgress };
+        const bg: CallRequest = { ...req, signal, onProgress, onClientGone: undefined }; // the client may leave: the call goes on
         try {
           return await this.finish(tool, args, bg, run, 0);
         } catch (e) {
@@ -244,7 +248,7 @@ export class CallPipeline {
       backend: out.usedBackend,
       attempts: trail.attempts,
       durationMs,
-      responseHash: digest(out.result),
+      responseHash: responseDigest(out.result),
       fallback: out.fallback ?? null,
       policy: trail,
       result: out.result,
@@ -299,7 +303,18 @@ export class CallPipeline {
       const run = await execute(
         tool,
         args,
-        { ...this.deps, requestId: req.requestId, signal: req.signal, onProgress: req.onProgress, traceContext: req.traceContext, route: { caller: req.caller.id, headers: req.headers ?? {} } },
+        {
+          adapters: this.deps.adapters,
+          health: this.deps.health,
+          rng: this.deps.rng,
+          tracing: this.deps.tracing,
+          requestId: req.requestId,
+          signal: req.signal,
+          onClientGone: req.onClientGone,
+          onProgress: req.onProgress,
+          traceContext: req.traceContext,
+          route: { caller: req.caller.id, headers: req.headers ?? EMPTY_HEADERS },
+        },
         trail,
       );
       const full = shapeResult(tool, run.payload);

@@ -6,9 +6,11 @@ const READS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
 /** Requests that start work: calls, batches, approvals, routing queries, MCP messages. */
 function startsWork(req: FastifyRequest): boolean {
-  const route = req.routeOptions.url;
-  if (route === undefined || READS.has(req.method)) return false;
-  return route.startsWith('/v1/') || route === '/mcp';
+  if (READS.has(req.method)) return false;
+  // The raw URL, not req.routeOptions (a getter building an object per access); an unknown
+  // /v1/ path counts too, which only matters while draining.
+  const url = req.raw.url ?? '';
+  return url.startsWith('/v1/') || url === '/mcp' || url.startsWith('/mcp?');
 }
 
 /**

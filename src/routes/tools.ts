@@ -74,9 +74,11 @@ export async function toolRoutes(app: FastifyInstance, opts: { gw: Gateway }): P
       },
     },
     async (req, reply) => {
-      const ac = new AbortController();
+      // The client going away cancels the call (its upstream request too); a hook rather than an
+      // AbortController per request keeps the hot path light.
+      let cancel: ((reason: Error) => void) | undefined;
       const onClose = () => {
-        if (!req.raw.complete || req.raw.socket.destroyed) ac.abort();
+        if (cancel && (!req.raw.complete || req.raw.socket.destroyed)) cancel(new GatewayError('UNAVAILABLE', 'the caller went away; the call was cancelled'));
       };
       req.raw.socket.once('close', onClose);
       try {
@@ -88,7 +90,10 @@ export async function toolRoutes(app: FastifyInstance, opts: { gw: Gateway }): P
           requestId: req.id,
           idempotencyKey: idempotencyKey(req.headers['idempotency-key']),
           headers: req.headers,
-          signal: ac.signal,
+          onClientGone: (fn) => {
+            cancel = fn;
+            return () => (cancel = undefined);
+          },
           ...(prefersAsync(req.headers.prefer) ? { respond: 'async' as const } : {}),
         });
         if (out.status !== 'ok') reply.code(202).header('location', `/v1/calls/${out.callId}`);

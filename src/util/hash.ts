@@ -4,16 +4,32 @@ export function sha256Hex(data: string | Uint8Array): string {
   return createHash('sha256').update(data).digest('hex');
 }
 
-/** JSON with object keys sorted, so equal values hash equally whatever their key order. */
+/** JSON with object keys sorted, so equal values hash equally whatever their key order. Hot path: plain loops, no intermediate arrays. */
 export function canonicalJson(value: unknown): string {
   if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null';
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
-  const entries = Object.entries(value as Record<string, unknown>)
-    .filter(([, v]) => v !== undefined)
-    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-  return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
+  if (Array.isArray(value)) {
+    let out = '[';
+    for (let i = 0; i < value.length; i++) out += (i === 0 ? '' : ',') + canonicalJson(value[i]);
+    return out + ']';
+  }
+  const obj = value as Record<string, unknown>;
+  const keys = Object.keys(obj).sort();
+  let out = '{';
+  let first = true;
+  for (const k of keys) {
+    const v = obj[k];
+    if (v === undefined) continue;
+    out += (first ? '' : ',') + JSON.stringify(k) + ':' + canonicalJson(v);
+    first = false;
+  }
+  return out + '}';
 }
 
 export function digest(value: unknown): string {
   return 'sha256:' + sha256Hex(canonicalJson(value));
+}
+
+/** The hash of a response as the gateway built it (its key order is ours, so no canonical form is needed). */
+export function responseDigest(value: unknown): string {
+  return 'sha256:' + sha256Hex(JSON.stringify(value) ?? 'null');
 }
