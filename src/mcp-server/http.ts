@@ -9,14 +9,14 @@ const HOP = new Set(['host', 'connection', 'keep-alive', 'transfer-encoding', 'c
  * answers malformed JSON itself, in JSON-RPC terms. `x-request-id` carries the gateway's id to the
  * tool handlers (audit correlation).
  */
-export function toWebRequest(req: FastifyRequest): Request {
+export function toWebRequest(req: FastifyRequest, withBody = true): Request {
   const headers = new Headers();
   for (const [name, value] of Object.entries(req.headers)) {
     if (value === undefined || HOP.has(name)) continue;
     for (const v of Array.isArray(value) ? value : [value]) headers.append(name, v);
   }
   headers.set('x-request-id', req.id);
-  const body = req.method === 'POST' && typeof req.body === 'string' ? req.body : undefined;
+  const body = withBody && req.method === 'POST' && typeof req.body === 'string' ? req.body : undefined;
   return new Request(`http://localhost${req.url}`, { method: req.method, headers, ...(body !== undefined ? { body } : {}) });
 }
 

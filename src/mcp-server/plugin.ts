@@ -15,6 +15,28 @@ const LIMITS = { perCaller: 32, idleMs: 30 * 60 * 1000 };
  * /mcp: toolgate as an MCP server over Streamable HTTP. Origin and Host are checked before the
  * key (DNS rebinding: 403), then the key as for REST (401); each session is bound to its caller.
  */
+/**
+ * The request to the SDK's transport. A POST body that parses as JSON is handed over parsed (no
+ * body stream to build and read again); one that does not goes as it came, for the SDK's own
+ * JSON-RPC parse error.
+ */
+function handOver(transport: { handleRequest(req: Request, opts?: { parsedBody?: unknown }): Promise<Response> }, req: FastifyRequest): Promise<Response> {
+  if (req.method === 'POST' && typeof req.body === 'string' && isJsonContent(req.headers['content-type'])) {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(req.body);
+    } catch {
+      return transport.handleRequest(toWebRequest(req));
+    }
+    return transport.handleRequest(toWebRequest(req, false), { parsedBody: parsed });
+  }
+  return transport.handleRequest(toWebRequest(req));
+}
+
+function isJsonContent(type: string | undefined): boolean {
+  return type !== undefined && type.toLowerCase().includes('application/json');
+}
+
 export async function mcpServerRoutes(app: FastifyInstance, opts: { gw: Gateway }): Promise<void> {
   const { gw } = opts;
   const { config } = gw;
@@ -25,13 +47,17 @@ export async function mcpServerRoutes(app: FastifyInstance, opts: { gw: Gateway 
     LIMITS,
   );
 
+  // Where the server listens, read once it does (a system call per request otherwise).
+  let bound: Binding | undefined;
   const binding = (): Binding => {
+    if (bound) return bound;
     const a = app.server.address();
-    return a !== null && typeof a === 'object' ? { host: a.address, port: a.port } : { host: config.server.host, port: undefined };
+    if (a !== null && typeof a === 'object') return (bound = { host: a.address, port: a.port });
+    return { host: config.server.host, port: undefined };
   };
-  app.addHook('onRequest', async (req) => {
+  app.addHook('onRequest', (req, _reply, done) => {
     const problem = originProblem(req.headers, binding(), allowedOrigins);
-    if (problem) throw new GatewayError('FORBIDDEN', problem, { modelMessage: 'This origin may not use the gateway\'s MCP endpoint.' });
+    done(problem ? new GatewayError('FORBIDDEN', problem, { modelMessage: 'This origin may not use the gateway\'s MCP endpoint.' }) : undefined);
   });
   requireCaller(app, gw.keys);
 
@@ -60,10 +86,10 @@ export async function mcpServerRoutes(app: FastifyInstance, opts: { gw: Gateway 
         session.streams--;
         session.lastSeen = Date.now();
       });
-      response = await session.transport.handleRequest(toWebRequest(req));
+      response = await handOver(session.transport, req);
     } else if (req.method === 'POST') {
       const { transport, settle } = await sessions.open(req.caller);
-      response = await transport.handleRequest(toWebRequest(req));
+      response = await handOver(transport, req);
       await settle();
     } else {
       return reply.send(jsonRpcError(400, -32000, 'Bad Request: Mcp-Session-Id header is required'));

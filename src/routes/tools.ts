@@ -66,10 +66,10 @@ export async function toolRoutes(app: FastifyInstance, opts: { gw: Gateway }): P
     {
       schema: {
         summary: 'Call a tool',
+        description: 'Header `Prefer: respond-async` (or the tool\'s `async: true`) answers 202 at once and runs the call in the background; `Idempotency-Key` replays a finished call.',
         tags: ['calls'],
         params: ToolNameParams,
         body: CallBody,
-        headers: Type.Object({ prefer: Type.Optional(Type.String({ description: '`respond-async`: answer 202 at once and run the call in the background' })) }),
         response: { 200: CallResponse, 202: Type.Union([PendingResponse, AcceptedResponse]), ...errorResponses(400, 401, 403, 404, 409, 413, 422, 429, 502, 503, 504) },
       },
     },
