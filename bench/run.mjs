@@ -1,9 +1,9 @@
-// npm run bench: every benchmark in one run, one document: docs/benchmarks.md (and stdout).
+// npm run bench: every benchmark in one run; each one's output replaces its own block of docs/benchmarks.md (and goes to stdout).
 // Each benchmark is a child process printing markdown; figures within a section are measured side
 // by side in that same process, so ratios hold on a noisy 2-core machine.
 import { spawnSync } from 'node:child_process';
-import { cpus, totalmem } from 'node:os';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { cpus, loadavg, totalmem } from 'node:os';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 
 const only = process.argv.slice(2);
 const benches = [
@@ -12,16 +12,27 @@ const benches = [
   { name: 'MCP pool against a direct client and spawn-per-call', args: ['bench/mcp-pool.mjs'] },
   { name: 'HTTP tool overhead: direct, bare Fastify + undici proxy, toolgate', args: ['bench/http-overhead.mjs', '--rounds', '3'] },
   { name: 'Memory: 1,000 tools, 100,000 calls', args: ['bench/memory.mjs'] },
+  { name: 'Against the peers: MCP proxies fronting server-everything', args: ['bench/peers.mjs'] },
 ].filter((b) => only.length === 0 || only.some((o) => b.args.join(' ').includes(o)));
 
 const machine = `${cpus()[0]?.model ?? 'unknown CPU'}, ${cpus().length} cores, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}`;
-let doc = `# Benchmarks\n\nMeasured ${new Date().toISOString().slice(0, 10)} on ${machine}, by \`npm run bench\`.\n`;
+const file = 'docs/benchmarks.md';
+// The document is curated (headings, notes, earlier runs); each bench owns only the block between
+// its markers, <!-- bench:<id> --> and <!-- /bench:<id> -->, which a run replaces. A bench without
+// markers yet gets a new section at the end.
+let doc = existsSync(file) ? readFileSync(file, 'utf8') : '# Benchmarks\n';
 for (const b of benches) {
+  const id = b.args.find((a) => a.startsWith('bench/')).replace(/^bench\/|\.mjs$/g, '');
   process.stderr.write(`bench: ${b.name}…\n`);
   const r = spawnSync(process.execPath, b.args, { encoding: 'utf8', maxBuffer: 64 * 2 ** 20 });
   const body = r.status === 0 ? r.stdout.trim() : `(failed with ${r.status ?? r.signal})\n\n\`\`\`\n${(r.stderr || r.stdout).slice(-2000)}\n\`\`\``;
-  doc += `\n## ${b.name}\n\n${body}\n`;
+  const block = `<!-- bench:${id} -->\nMeasured ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC on ${machine} (load average ${loadavg()[0].toFixed(1)} at the start).\n\n${body}\n<!-- /bench:${id} -->`;
+  const open = `<!-- bench:${id} -->`;
+  const close = `<!-- /bench:${id} -->`;
+  const at = doc.indexOf(open);
+  const end = doc.indexOf(close);
+  doc = at >= 0 && end > at ? doc.slice(0, at) + block + doc.slice(end + close.length) : `${doc.trimEnd()}\n\n## ${b.name}\n\n${block}\n`;
+  process.stdout.write(`\n## ${b.name}\n\n${block}\n`);
 }
 mkdirSync('docs', { recursive: true });
-writeFileSync('docs/benchmarks.md', doc);
-process.stdout.write(doc);
+writeFileSync(file, doc);
