@@ -8,6 +8,7 @@ import { jsonRpcError, toWebRequest, withOpeningComment } from './http.js';
 import { normalizeOrigins, originProblem, type Binding } from './origin.js';
 import { buildMcpServer } from './server.js';
 import { McpSessions } from './sessions.js';
+import { answerFastCall, asFastCall, cancelFastCall } from './fast-call.js';
 
 const LIMITS = { perCaller: 32, idleMs: 30 * 60 * 1000 };
 
@@ -20,17 +21,20 @@ const LIMITS = { perCaller: 32, idleMs: 30 * 60 * 1000 };
  * body stream to build and read again); one that does not goes as it came, for the SDK's own
  * JSON-RPC parse error.
  */
-function handOver(transport: { handleRequest(req: Request, opts?: { parsedBody?: unknown }): Promise<Response> }, req: FastifyRequest): Promise<Response> {
-  if (req.method === 'POST' && typeof req.body === 'string' && isJsonContent(req.headers['content-type'])) {
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(req.body);
-    } catch {
-      return transport.handleRequest(toWebRequest(req));
-    }
-    return transport.handleRequest(toWebRequest(req, false), { parsedBody: parsed });
+function handOver(transport: { handleRequest(req: Request, opts?: { parsedBody?: unknown }): Promise<Response> }, req: FastifyRequest, parsed: Parsed | undefined): Promise<Response> {
+  return parsed ? transport.handleRequest(toWebRequest(req, false), { parsedBody: parsed.value }) : transport.handleRequest(toWebRequest(req));
+}
+
+type Parsed = { value: unknown };
+
+/** A POST's JSON body, parsed once; undefined for anything else (the SDK reads and judges it). */
+function parseBody(req: FastifyRequest): Parsed | undefined {
+  if (req.method !== 'POST' || typeof req.body !== 'string' || !isJsonContent(req.headers['content-type'])) return undefined;
+  try {
+    return { value: JSON.parse(req.body) as unknown };
+  } catch {
+    return undefined;
   }
-  return transport.handleRequest(toWebRequest(req));
 }
 
 function isJsonContent(type: string | undefined): boolean {
@@ -42,10 +46,11 @@ export async function mcpServerRoutes(app: FastifyInstance, opts: { gw: Gateway 
   const { config } = gw;
   const allowedOrigins = normalizeOrigins(config.mcp.allowedOrigins);
   const elicitable = config.mcp.elicitApproval.tools.map(globToRegExp);
-  const sessions = new McpSessions(
-    (caller) => buildMcpServer({ gw, mayElicit: (tool) => elicitable.some((re) => re.test(tool)) }, caller),
-    LIMITS,
-  );
+  const deps = { gw, mayElicit: (tool: string) => elicitable.some((re) => re.test(tool)) };
+  const sessions = new McpSessions((caller) => buildMcpServer(deps, caller), LIMITS);
+  // Plain tools/call POSTs are answered as JSON straight from the pipeline unless a tool may be
+  // approved by elicitation (that needs the request's stream).
+  const fastCalls = elicitable.length === 0;
 
   // Where the server listens, read once it does (a system call per request otherwise).
   let bound: Binding | undefined;
@@ -81,15 +86,21 @@ export async function mcpServerRoutes(app: FastifyInstance, opts: { gw: Gateway 
     if (typeof id === 'string') {
       const session = sessions.get(id, req.caller);
       if (!session) return reply.send(jsonRpcError(404, -32001, 'Session not found'));
+      const parsed = parseBody(req);
+      if (parsed && fastCalls) {
+        const call = asFastCall(req, parsed.value);
+        if (call) return answerFastCall(deps, session, call, req, reply);
+        cancelFastCall(session, parsed.value);
+      }
       session.streams++;
       reply.raw.once('close', () => {
         session.streams--;
         session.lastSeen = Date.now();
       });
-      response = await handOver(session.transport, req);
+      response = await handOver(session.transport, req, parsed);
     } else if (req.method === 'POST') {
       const { transport, settle } = await sessions.open(req.caller);
-      response = await handOver(transport, req);
+      response = await handOver(transport, req, parseBody(req));
       await settle();
     } else {
       return reply.send(jsonRpcError(400, -32000, 'Bad Request: Mcp-Session-Id header is required'));

@@ -9,7 +9,8 @@ import type { CompiledTool } from '../tools/types.js';
 import { sha256Hex } from '../util/hash.js';
 import { newId } from '../util/ids.js';
 import { settleGate } from './approval.js';
-import { errorResult, toolResult } from './results.js';
+import { errorResult, pendingResult, toolResult } from './results.js';
+import type { ClientGoneHook } from '../pipeline/execute.js';
 
 export interface McpServerDeps {
   gw: Gateway;
@@ -62,33 +63,58 @@ export function buildMcpServer(deps: McpServerDeps, caller: Caller): Server {
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: gw.registry.tools.filter((t) => canSee(caller, t)).map(listed) }));
 
   server.setRequestHandler(CallToolRequestSchema, async (req, extra): Promise<CallToolResult> => {
-    const { name } = req.params;
     const headers = extra.requestInfo?.headers;
     const requestId = header(headers, 'x-request-id') ?? newId('r');
-    const tag = sessionTag(extra.sessionId);
-    const leave = gw.inFlight.enter(); // the shutdown drain waits for the call, whatever its stream does
-    let out: CallOutcome;
-    try {
-      out = await gw.pipeline.call({
-        toolName: name,
-        args: req.params.arguments ?? {},
-        sessionId: tag,
-        caller,
-        requestId,
-        headers: headers ?? {},
-        signal: extra.signal,
-        respond: 'sync', // an MCP client waits for its result (and hears progress when it asked)
-        onProgress: progressRelay(req.params._meta?.progressToken, extra),
-      });
-    } catch (e) {
-      return errorResult(e, gw.registry, name);
-    } finally {
-      leave();
-    }
-    if (out.status === 'ok') return toolResult(out.result);
-    if (out.status === 'running') return toolResult({ content: [{ type: 'text', text: `Started in the background as call ${out.callId}.` }], isError: false });
-    const ctx = { gw, server, caller, mayElicit: deps.mayElicit, requestId, sessionTag: tag ?? '-', relatedRequestId: extra.requestId, signal: extra.signal };
-    return settleGate(ctx, out).catch((e: unknown) => errorResult(e, gw.registry, name));
+    return runMcpCall(deps, caller, req.params.name, req.params.arguments ?? {}, {
+      requestId,
+      headers: headers ?? {},
+      sessionId: extra.sessionId,
+      signal: extra.signal,
+      onProgress: progressRelay(req.params._meta?.progressToken, extra),
+      gate: { server, relatedRequestId: extra.requestId, signal: extra.signal },
+    });
   });
   return server;
+}
+
+export interface McpCallOptions {
+  requestId: string;
+  headers: Readonly<Record<string, string | string[] | undefined>>;
+  sessionId: string | undefined;
+  signal?: AbortSignal | undefined;
+  onClientGone?: ClientGoneHook | undefined;
+  onProgress?: ((p: ProgressNote) => void) | undefined;
+  /** The session's server and request, for an approval asked through elicitation; without it a gated call's result names its confirmation. */
+  gate?: { server: Server; relatedRequestId: string | number; signal: AbortSignal } | undefined;
+}
+
+/** One tools/call of an MCP client through the pipeline, as a CallToolResult (failures included, as isError results). */
+export async function runMcpCall(deps: McpServerDeps, caller: Caller, name: string, args: Record<string, unknown>, o: McpCallOptions): Promise<CallToolResult> {
+  const { gw } = deps;
+  const tag = sessionTag(o.sessionId);
+  const leave = gw.inFlight.enter(); // the shutdown drain waits for the call, whatever its stream does
+  let out: CallOutcome;
+  try {
+    out = await gw.pipeline.call({
+      toolName: name,
+      args,
+      sessionId: tag,
+      caller,
+      requestId: o.requestId,
+      headers: o.headers,
+      signal: o.signal,
+      onClientGone: o.onClientGone,
+      respond: 'sync', // an MCP client waits for its result (and hears progress when it asked)
+      onProgress: o.onProgress,
+    });
+  } catch (e) {
+    return errorResult(e, gw.registry, name);
+  } finally {
+    leave();
+  }
+  if (out.status === 'ok') return toolResult(out.result);
+  if (out.status === 'running') return toolResult({ content: [{ type: 'text', text: `Started in the background as call ${out.callId}.` }], isError: false });
+  if (!o.gate) return pendingResult(out);
+  const ctx = { gw, server: o.gate.server, caller, mayElicit: deps.mayElicit, requestId: o.requestId, sessionTag: tag ?? '-', relatedRequestId: o.gate.relatedRequestId, signal: o.gate.signal };
+  return settleGate(ctx, out).catch((e: unknown) => errorResult(e, gw.registry, name));
 }

@@ -1,0 +1,89 @@
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
+import { GatewayError } from '../errors.js';
+import type { McpServerDeps } from './server.js';
+import { runMcpCall } from './server.js';
+import type { McpSession } from './sessions.js';
+
+type RequestId = string | number;
+
+/** A tools/call that needs no stream: answered as one JSON response straight from the pipeline. */
+export interface FastCall {
+  id: RequestId;
+  name: string;
+  args: Record<string, unknown>;
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
+
+function headerOf(req: FastifyRequest, name: string): string | undefined {
+  const v = req.headers[name];
+  return Array.isArray(v) ? v[0] : v;
+}
+
+/**
+ * The Streamable HTTP transport lets a server answer a POSTed request with a single JSON response
+ * instead of an SSE stream. toolgate does so for a plain `tools/call` on an established session
+ * when nothing needs a stream: no progress token, and no tool approvable by elicitation configured
+ * (that asks the client mid-call). Everything else, malformed messages included, goes through the
+ * SDK's transport, which answers with its own checks and errors.
+ */
+export function asFastCall(req: FastifyRequest, msg: unknown): FastCall | undefined {
+  if (!isObject(msg) || msg['jsonrpc'] !== '2.0' || msg['method'] !== 'tools/call') return undefined;
+  const id = msg['id'];
+  const params = msg['params'];
+  if ((typeof id !== 'string' && typeof id !== 'number') || !isObject(params)) return undefined;
+  const name = params['name'];
+  const args = params['arguments'] ?? {};
+  if (typeof name !== 'string' || !isObject(args)) return undefined;
+  const meta = params['_meta'];
+  if (isObject(meta) && meta['progressToken'] !== undefined) return undefined;
+  const accept = headerOf(req, 'accept') ?? '';
+  if (!accept.includes('application/json') || !accept.includes('text/event-stream')) return undefined;
+  const version = headerOf(req, 'mcp-protocol-version');
+  if (version !== undefined && !SUPPORTED_PROTOCOL_VERSIONS.includes(version)) return undefined;
+  return { id, name, args };
+}
+
+/** In-flight fast calls per session, so a client's `notifications/cancelled` reaches them too. */
+const inFlight = new WeakMap<McpSession, Map<RequestId, (reason: Error) => void>>();
+
+/** A `notifications/cancelled` for a fast call of this session cancels it (the SDK, which never saw the request, ignores it). */
+export function cancelFastCall(session: McpSession, msg: unknown): void {
+  if (!isObject(msg) || msg['method'] !== 'notifications/cancelled' || !isObject(msg['params'])) return;
+  const id = msg['params']['requestId'];
+  if (typeof id !== 'string' && typeof id !== 'number') return;
+  inFlight.get(session)?.get(id)?.(new GatewayError('UNAVAILABLE', 'the MCP client cancelled the call'));
+}
+
+/** Runs the call and sends `{ jsonrpc, id, result }`; the client leaving, or cancelling, cancels it. */
+export async function answerFastCall(deps: McpServerDeps, session: McpSession, call: FastCall, req: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
+  let calls = inFlight.get(session);
+  if (!calls) inFlight.set(session, (calls = new Map()));
+  let cancel: ((reason: Error) => void) | undefined;
+  const pending: ((reason: Error) => void) = (reason) => cancel?.(reason);
+  calls.set(call.id, pending);
+  const onClose = () => {
+    if (!req.raw.complete || req.raw.socket.destroyed) pending(new GatewayError('UNAVAILABLE', 'the caller went away; the call was cancelled'));
+  };
+  req.raw.socket.once('close', onClose);
+  try {
+    const result = await runMcpCall(deps, req.caller, call.name, call.args, {
+      requestId: req.id,
+      headers: req.headers,
+      sessionId: session.id,
+      onClientGone: (fn) => {
+        cancel = fn;
+        return () => (cancel = undefined);
+      },
+    });
+    return reply
+      .code(200)
+      .header('content-type', 'application/json')
+      .header('mcp-session-id', session.id)
+      .send(JSON.stringify({ jsonrpc: '2.0', id: call.id, result }));
+  } finally {
+    req.raw.socket.off('close', onClose);
+    if (calls.get(call.id) === pending) calls.delete(call.id);
+  }
+}

@@ -1,0 +1,108 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { echoTool, httpTool, startGateway, type TestGateway } from '../helpers/app.js';
+import { json, Upstream } from '../helpers/upstream.js';
+import { until } from '../helpers/wait.js';
+
+const KEY = 'mcp-fast-key-000001';
+
+/**
+ * /mcp without tools approvable by elicitation: a plain tools/call on an established session is
+ * answered as one JSON response straight from the pipeline; a call with a progress token still
+ * gets the SDK's SSE stream; a client's notifications/cancelled reaches a JSON-answered call.
+ */
+describe('/mcp answers plain tools/call as JSON', () => {
+  let gw: TestGateway;
+  let up: Upstream;
+  let base: string;
+  let session = '';
+
+  const post = (body: unknown, headers: Record<string, string> = {}) =>
+    fetch(`${base}/mcp`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        authorization: `Bearer ${KEY}`,
+        ...(session ? { 'mcp-session-id': session, 'mcp-protocol-version': '2025-06-18' } : {}),
+        ...headers,
+      },
+      body: JSON.stringify(body),
+    });
+
+  beforeAll(async () => {
+    up = await new Upstream().start();
+    up.on((req, res) => {
+      const ms = Number(new URL(req.url ?? '/', 'http://x').searchParams.get('ms') ?? 0);
+      setTimeout(() => !res.destroyed && json(res, 200, { slept: ms }), ms);
+    });
+    gw = await startGateway({
+      config: { auth: { keys: [{ id: 'agent-1', key: KEY, roles: ['agent'] }] } },
+      tools: {
+        'echo.yaml': echoTool('debug.echo', { inputSchema: { type: 'object', required: ['message'], properties: { message: { type: 'string' } } } }),
+        'slow.yaml': httpTool('debug.slow', `${up.url}/slow?ms={{ms}}`, { inputSchema: { type: 'object', properties: { ms: { type: 'integer' } } } }),
+        'wipe.yaml': { ...echoTool('ops.wipe'), sideEffect: 'destructive' },
+      },
+    });
+    base = await gw.app.listen({ port: 0, host: '127.0.0.1' });
+    const init = await post({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } });
+    session = init.headers.get('mcp-session-id') ?? '';
+    await init.text();
+    expect(session).not.toBe('');
+    expect((await post({ jsonrpc: '2.0', method: 'notifications/initialized' })).status).toBe(202);
+  });
+  afterAll(async () => {
+    await gw?.close();
+    await up?.close();
+  });
+
+  it('a plain tools/call gets one JSON response with the result, and is audited like any call', async () => {
+    const res = await post({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'debug.echo', arguments: { message: 'fast <one>' } } });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toContain('application/json');
+    expect(res.headers.get('mcp-session-id')).toBe(session);
+    const body = (await res.json()) as { jsonrpc: string; id: number; result: { content: { text: string }[]; isError: boolean } };
+    expect(body).toMatchObject({ jsonrpc: '2.0', id: 7, result: { isError: false } });
+    expect(body.result.content[0]?.text).toContain('fast <one>');
+    const rec = (await gw.audit()).find((r) => r['tool'] === 'debug.echo' && JSON.stringify(r['args']).includes('fast <one>'));
+    expect(rec).toMatchObject({ outcome: 'ok', sessionId: expect.stringMatching(/^mcp:/) });
+  });
+
+  it('failures and gates are results too: invalid arguments (isError) and a pending confirmation', async () => {
+    const bad = (await (await post({ jsonrpc: '2.0', id: 8, method: 'tools/call', params: { name: 'debug.echo', arguments: {} } })).json()) as { result: { isError: boolean; content: { text: string }[] } };
+    expect(bad.result.isError).toBe(true);
+    expect(bad.result.content[0]?.text).toContain('INVALID_ARGUMENTS');
+    const gated = (await (await post({ jsonrpc: '2.0', id: 9, method: 'tools/call', params: { name: 'ops.wipe', arguments: {} } })).json()) as { result: { isError: boolean; content: { text: string }[] } };
+    expect(gated.result.isError).toBe(false);
+    expect(gated.result.content[0]?.text).toMatch(/needs a person's approval \(confirmation cf_/);
+  });
+
+  it('a call with a progress token, or a malformed call, goes through the SDK (SSE answer, JSON-RPC error)', async () => {
+    const streamed = await post({ jsonrpc: '2.0', id: 10, method: 'tools/call', params: { name: 'debug.echo', arguments: { message: 'slow path' }, _meta: { progressToken: 'p1' } } });
+    expect(streamed.headers.get('content-type')).toContain('text/event-stream');
+    expect(await streamed.text()).toContain('slow path');
+    const malformed = await post({ jsonrpc: '2.0', id: 11, method: 'tools/call', params: { arguments: {} } });
+    expect(await malformed.text()).toMatch(/"id":11,"error":\{"code":-326/);
+  });
+
+  it("the client's notifications/cancelled aborts a JSON-answered call's upstream request", async () => {
+    const pending = post({ jsonrpc: '2.0', id: 'slow-1', method: 'tools/call', params: { name: 'debug.slow', arguments: { ms: 5000 } } });
+    await until(() => up.seen.some((s) => s.url === '/slow?ms=5000'), 'the upstream to be reached');
+    const cancelled = await post({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 'slow-1', reason: 'user stop' } });
+    expect(cancelled.status).toBe(202);
+    await until(() => up.seen.find((s) => s.url === '/slow?ms=5000')?.aborted === true, 'the upstream request to be aborted');
+    await (await pending).text();
+  });
+
+  it("the SDK's own client works against it unchanged", async () => {
+    const client = new Client({ name: 'sdk', version: '1' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${base}/mcp`), { requestInit: { headers: { authorization: `Bearer ${KEY}` } } }));
+    try {
+      const r = await client.callTool({ name: 'debug.echo', arguments: { message: 'via sdk' } });
+      expect(JSON.stringify(r.content)).toContain('via sdk');
+    } finally {
+      await client.close();
+    }
+  });
+});
