@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
 import { Upstream, json } from '../helpers/upstream.js';
 import { httpTool, startGateway, type TestGateway } from '../helpers/app.js';
+import { until } from '../helpers/wait.js';
 
 /** HTTP backends against a real upstream on 127.0.0.1: templating, statuses, aborts, caps. */
 describe('HTTP backend', () => {
@@ -56,6 +57,11 @@ describe('HTTP backend', () => {
           ...httpTool('big.thing', `${up.url}/big`),
           backends: [{ id: 'up', http: { url: `${up.url}/big`, maxResponseBytes: 1000 } }],
         },
+        'chunked.yaml': {
+          ...httpTool('chunked.thing', `${up.url}/chunked`),
+          backends: [{ id: 'up', http: { url: `${up.url}/chunked`, maxResponseBytes: 1000 } }],
+        },
+        'stall.yaml': httpTool('stall.thing', `${up.url}/stall-body`, { timeoutMs: 300 }),
         'badjson.yaml': httpTool('badjson.thing', `${up.url}/badjson`),
         'long.yaml': httpTool('long.text', `${up.url}/long`, { result: { maxBytes: 100 } }),
         'shape.yaml': httpTool('shape.thing', `${up.url}/shape`, {
@@ -78,6 +84,17 @@ describe('HTTP backend', () => {
         return json(res, code, { error: 'upstream says no', echo: req.headers.authorization ?? null });
       }
       if (url.pathname === '/big') return json(res, 200, { blob: 'x'.repeat(5000) });
+      if (url.pathname === '/chunked') {
+        // No Content-Length: the cap is enforced while the body streams in.
+        res.writeHead(200, { 'content-type': 'text/plain' });
+        for (let i = 0; i < 10; i++) res.write('y'.repeat(300));
+        return void res.end();
+      }
+      if (url.pathname === '/stall-body') {
+        // Headers and half the declared body, then nothing: the deadline must end the read.
+        res.writeHead(200, { 'content-type': 'text/plain', 'content-length': '100' });
+        return void res.write('z'.repeat(50));
+      }
       if (url.pathname === '/badjson') {
         res.writeHead(200, { 'content-type': 'application/json' });
         return void res.end('{not json');
@@ -157,6 +174,18 @@ describe('HTTP backend', () => {
     const res = await gw.call('big.thing', {});
     expect(res.statusCode).toBe(502);
     expect(res.json().error.message).toContain('larger than 1000 bytes');
+  });
+
+  it('refuses a streamed (chunked) response once it passes the cap, and times out a body that stalls', async () => {
+    const big = await gw.call('chunked.thing', {});
+    expect(big.statusCode).toBe(502);
+    expect(big.json().error.message).toContain('larger than 1000 bytes');
+    const started = Date.now();
+    const stalled = await gw.call('stall.thing', {});
+    expect(stalled.statusCode).toBe(504);
+    expect(stalled.json().error.code).toBe('TIMEOUT');
+    expect(Date.now() - started).toBeLessThan(3000);
+    await until(() => up.seen.filter((s) => s.url === '/stall-body').every((s) => s.aborted), 'the stalled response to be abandoned');
   });
 
   it('reports invalid JSON from the upstream as UPSTREAM_ERROR', async () => {
