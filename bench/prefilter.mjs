@@ -107,42 +107,8 @@ function evaluate(index, queries) {
   };
 }
 
-/** Plain BM25 over name + description (lower-case words, no stemming): the reference point. */
-function plainBm25(tools) {
-  const words = (s) => s.toLowerCase().match(/[a-z0-9]+/g) ?? [];
-  const docs = tools.map((t) => words(`${t.name.replace(/_/g, ' ')} ${t.description}`));
-  const avg = docs.reduce((a, d) => a + d.length, 0) / docs.length;
-  const df = new Map();
-  for (const d of docs) for (const w of new Set(d)) df.set(w, (df.get(w) ?? 0) + 1);
-  return {
-    search(query, { k }) {
-      const q = new Set(words(query));
-      return docs.map((d, i) => {
-        let s = 0;
-        for (const w of q) {
-          const tf = d.filter((x) => x === w).length;
-          if (!tf) continue;
-          const n = df.get(w);
-          s += Math.log(1 + (docs.length - n + 0.5) / (n + 0.5)) * (tf * 2.2) / (tf + 1.2 * (0.25 + 0.75 * d.length / avg));
-        }
-        return { name: tools[i].name, score: s };
-      }).sort((a, b) => b.score - a.score).slice(0, k);
-    },
-  };
-}
-
-/**
- * Textbook Okapi BM25 over name + description (k1 1.2, b 0.75): lower-case words, the usual short
- * English stop list (NLTK's), Porter stemming (the prefilter's stemmer), camel-case names split.
- */
-const STOP = new Set(`i me my myself we our ours ourselves you your yours yourself yourselves he him his himself she her hers
-herself it its itself they them their theirs themselves what which who whom this that these those am is are was were be been
-being have has had having do does did doing a an the and but if or because as until while of at by for with about against
-between into through during before after above below to from up down in out on off over under again further then once here
-there when where why how all any both each few more most other some such no nor not only own same so than too very s t can
-will just don should now`.split(/\s+/));
-function textbookBm25(tools) {
-  const words = (s) => (s.toLowerCase().match(/[a-z0-9]+/g) ?? []).filter((w) => !STOP.has(w)).map(stem);
+/** Okapi BM25 (k1 1.2, b 0.75) over name + description, words as `words` makes them: the reference points. */
+function okapi(tools, words) {
   const docs = tools.map((t) => {
     const tf = new Map();
     const ws = words(`${t.name.replace(/_/g, ' ')} ${t.description}`);
@@ -168,6 +134,23 @@ function textbookBm25(tools) {
     },
   };
 }
+
+const plainWords = (s) => s.toLowerCase().match(/[a-z0-9]+/g) ?? [];
+
+/** Plain BM25: lower-case words, no stop list, no stemming. */
+const plainBm25 = (tools) => okapi(tools, plainWords);
+
+/**
+ * Textbook BM25: the usual short English stop list (NLTK's) and Porter stemming (the prefilter's
+ * stemmer).
+ */
+const STOP = new Set(`i me my myself we our ours ourselves you your yours yourself yourselves he him his himself she her hers
+herself it its itself they them their theirs themselves what which who whom this that these those am is are was were be been
+being have has had having do does did doing a an the and but if or because as until while of at by for with about against
+between into through during before after above below to from up down in out on off over under again further then once here
+there when where why how all any both each few more most other some such no nor not only own same so than too very s t can
+will just don should now`.split(/\s+/));
+const textbookBm25 = (tools) => okapi(tools, (s) => plainWords(s).filter((w) => !STOP.has(w)).map(stem));
 
 // One table: quality rows (with latency), then scale rows (latency and build), then data-file loads.
 const rows = [];

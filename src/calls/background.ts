@@ -3,7 +3,7 @@ import { GatewayError, isGatewayError } from '../errors.js';
 import type { ProgressNote } from '../adapters/types.js';
 import type { StateStore } from '../state/types.js';
 import { newId } from '../util/ids.js';
-import { FINISHED, type CallProgress, type CallRecord, type CallRecords } from './records.js';
+import { FINISHED, withoutLease, type CallProgress, type CallRecord, type CallRecords } from './records.js';
 
 /** What a long-running call's subscribers hear: its progress (throttled), then its end. */
 export type CallEvent = { type: 'progress'; progress: CallProgress } | { type: 'done'; record: CallRecord };
@@ -210,11 +210,4 @@ export class BackgroundCalls {
     this.opts.onInterrupted?.(next);
     return next;
   }
-}
-
-function withoutLease(record: CallRecord): CallRecord {
-  const out = { ...record };
-  delete out.owner;
-  delete out.leaseUntil;
-  return out;
 }

@@ -33,6 +33,14 @@ export interface CallRecord {
   error?: ErrorBody['error'];
 }
 
+/** A record without the running gateway's bookkeeping (owner, lease): what readers see, and what a finished call keeps. */
+export function withoutLease(record: CallRecord): CallRecord {
+  const out = { ...record };
+  delete out.owner;
+  delete out.leaseUntil;
+  return out;
+}
+
 export const FINISHED: ReadonlySet<CallStatus> = new Set(['ok', 'error', 'rejected', 'expired', 'interrupted', 'cancelled']);
 
 /** Call records in the state store, kept for `retentionMs` after their last change. */

@@ -2,7 +2,8 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
 import { GatewayError } from '../errors.js';
 import type { McpServerDeps } from './server.js';
-import { runMcpCall } from './server.js';
+import { header, runMcpCall } from './server.js';
+import { ClientWatch } from '../pipeline/client-gone.js';
 import type { McpSession } from './sessions.js';
 
 type RequestId = string | number;
@@ -15,11 +16,6 @@ export interface FastCall {
 }
 
 const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
-
-function headerOf(req: FastifyRequest, name: string): string | undefined {
-  const v = req.headers[name];
-  return Array.isArray(v) ? v[0] : v;
-}
 
 /**
  * The Streamable HTTP transport lets a server answer a POSTed request with a single JSON response
@@ -38,9 +34,9 @@ export function asFastCall(req: FastifyRequest, msg: unknown): FastCall | undefi
   if (typeof name !== 'string' || !isObject(args)) return undefined;
   const meta = params['_meta'];
   if (isObject(meta) && meta['progressToken'] !== undefined) return undefined;
-  const accept = headerOf(req, 'accept') ?? '';
+  const accept = header(req.headers, 'accept') ?? '';
   if (!accept.includes('application/json') || !accept.includes('text/event-stream')) return undefined;
-  const version = headerOf(req, 'mcp-protocol-version');
+  const version = header(req.headers, 'mcp-protocol-version');
   if (version !== undefined && !SUPPORTED_PROTOCOL_VERSIONS.includes(version)) return undefined;
   return { id, name, args };
 }
@@ -60,30 +56,18 @@ export function cancelFastCall(session: McpSession, msg: unknown): void {
 export async function answerFastCall(deps: McpServerDeps, session: McpSession, call: FastCall, req: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
   let calls = inFlight.get(session);
   if (!calls) inFlight.set(session, (calls = new Map()));
-  let cancel: ((reason: Error) => void) | undefined;
-  const pending: ((reason: Error) => void) = (reason) => cancel?.(reason);
-  calls.set(call.id, pending);
-  const onClose = () => {
-    if (!req.raw.complete || req.raw.socket.destroyed) pending(new GatewayError('UNAVAILABLE', 'the caller went away; the call was cancelled'));
-  };
-  req.raw.socket.once('close', onClose);
+  const watch = new ClientWatch(req.raw);
+  const cancel = (reason: Error) => watch.cancel(reason);
+  calls.set(call.id, cancel);
   try {
-    const result = await runMcpCall(deps, req.caller, call.name, call.args, {
-      requestId: req.id,
-      headers: req.headers,
-      sessionId: session.id,
-      onClientGone: (fn) => {
-        cancel = fn;
-        return () => (cancel = undefined);
-      },
-    });
+    const result = await runMcpCall(deps, req.caller, call.name, call.args, { requestId: req.id, headers: req.headers, sessionId: session.id, onClientGone: watch.hook });
     return reply
       .code(200)
       .header('content-type', 'application/json')
       .header('mcp-session-id', session.id)
       .send(JSON.stringify({ jsonrpc: '2.0', id: call.id, result }));
   } finally {
-    req.raw.socket.off('close', onClose);
-    if (calls.get(call.id) === pending) calls.delete(call.id);
+    watch.release();
+    if (calls.get(call.id) === cancel) calls.delete(call.id);
   }
 }

@@ -33,15 +33,11 @@ export function sessionTag(sessionId: string | undefined): string | undefined {
   return sessionId === undefined ? undefined : `mcp:${sha256Hex(sessionId).slice(0, 16)}`;
 }
 
-function header(headers: Record<string, string | string[] | undefined> | undefined, name: string): string | undefined {
+export function header(headers: Readonly<Record<string, string | string[] | undefined>> | undefined, name: string): string | undefined {
   const v = headers?.[name];
   return Array.isArray(v) ? v[0] : v;
 }
 
-/**
- * One MCP server per session (the SDK binds a Server to one transport), speaking for one caller:
- * tools/list shows what that caller may see, tools/call runs through the same pipeline as REST.
- */
 type Extra = Parameters<Parameters<Server['setRequestHandler']>[1]>[1];
 
 /** Passes an upstream's progress on to the MCP client, when its request carried a progress token. */
@@ -53,6 +49,10 @@ function progressRelay(token: string | number | undefined, extra: Extra): ((p: P
   };
 }
 
+/**
+ * One MCP server per session (the SDK binds a Server to one transport), speaking for one caller:
+ * tools/list shows what that caller may see, tools/call runs through the same pipeline as REST.
+ */
 export function buildMcpServer(deps: McpServerDeps, caller: Caller): Server {
   const { gw } = deps;
   const server = new Server(

@@ -5,6 +5,7 @@ import { planAttempts, type Rng } from '../routing/select.js';
 import type { RouteContext } from '../routing/match.js';
 import type { HealthBook } from '../resilience/health.js';
 import { backoffDelay, sleep } from '../resilience/backoff.js';
+import { callerGone } from './client-gone.js';
 import type { Context } from '@opentelemetry/api';
 import type { AttemptSpan, Tracing } from '../tracing/index.js';
 
@@ -69,7 +70,7 @@ export function execute(tool: CompiledTool, args: Readonly<Record<string, unknow
     const timer = setTimeout(() => stop(timeoutError(tool)), tool.timeoutMs);
     const caller = deps.signal;
     // A cancel or shutdown of a long-running call gives its own reason; a client that left, this one.
-    const onCallerGone = caller && (() => stop(isGatewayError(caller.reason) ? caller.reason : new GatewayError('UNAVAILABLE', 'the caller went away; the call was cancelled')));
+    const onCallerGone = caller && (() => stop(isGatewayError(caller.reason) ? caller.reason : callerGone()));
     if (caller && onCallerGone) {
       if (caller.aborted) onCallerGone();
       else caller.addEventListener('abort', onCallerGone, { once: true });

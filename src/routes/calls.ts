@@ -2,7 +2,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Type, type Static } from '@sinclair/typebox';
 import type { Gateway } from '../gateway.js';
 import { GatewayError } from '../errors.js';
-import type { CallRecord } from '../calls/records.js';
+import { withoutLease, type CallRecord } from '../calls/records.js';
 import { streamCallEvents } from './call-events.js';
 import { errorResponses } from './schemas.js';
 
@@ -41,7 +41,7 @@ export async function callRoutes(app: FastifyInstance, opts: { gw: Gateway }): P
   app.get<P>(
     '/v1/calls/:callId',
     { schema: { summary: "A call's state and result", tags, params: Params, response: errorResponses(401, 404) } },
-    async (req) => publicView(await readable(req, req.params.callId)),
+    async (req) => withoutLease(await readable(req, req.params.callId)),
   );
 
   app.get<P>(
@@ -57,7 +57,7 @@ export async function callRoutes(app: FastifyInstance, opts: { gw: Gateway }): P
     },
     async (req, reply) => {
       const rec = await readable(req, req.params.callId);
-      streamCallEvents(gw, req, reply, publicView(rec), (r) => publicView(r));
+      streamCallEvents(gw, req, reply, withoutLease(rec), withoutLease);
     },
   );
 
@@ -72,9 +72,9 @@ export async function callRoutes(app: FastifyInstance, opts: { gw: Gateway }): P
       const how = await gw.background.cancel(rec.callId);
       if (how === 'requested') {
         reply.code(202);
-        return { ...publicView(rec), cancelRequested: true };
+        return { ...withoutLease(rec), cancelRequested: true };
       }
-      return publicView((await gw.calls.get(rec.callId)) ?? rec);
+      return withoutLease((await gw.calls.get(rec.callId)) ?? rec);
     },
   );
 
@@ -90,10 +90,4 @@ export async function callRoutes(app: FastifyInstance, opts: { gw: Gateway }): P
       return { ...page, ...(page.nextOffset !== null ? { next: `/v1/calls/${callId}/result?offset=${page.nextOffset}` } : {}) };
     },
   );
-}
-
-/** A record without the gateway's own bookkeeping (owner, lease). */
-function publicView(rec: CallRecord): CallRecord {
-  const { owner: _owner, leaseUntil: _lease, ...rest } = rec;
-  return rest;
 }

@@ -4,6 +4,7 @@ import type { Gateway } from '../gateway.js';
 import { canSee } from '../auth/caller.js';
 import { formatTool, type ToolFormat } from '../tools/formats.js';
 import { resolveTool } from '../pipeline/resolve.js';
+import { ClientWatch } from '../pipeline/client-gone.js';
 import { GatewayError } from '../errors.js';
 import { Type } from '@sinclair/typebox';
 import { AcceptedResponse, CallBody, CallResponse, PendingResponse, ToolListQuery, ToolNameParams, errorResponses } from './schemas.js';
@@ -74,13 +75,7 @@ export async function toolRoutes(app: FastifyInstance, opts: { gw: Gateway }): P
       },
     },
     async (req, reply) => {
-      // The client going away cancels the call (its upstream request too); a hook rather than an
-      // AbortController per request keeps the hot path light.
-      let cancel: ((reason: Error) => void) | undefined;
-      const onClose = () => {
-        if (cancel && (!req.raw.complete || req.raw.socket.destroyed)) cancel(new GatewayError('UNAVAILABLE', 'the caller went away; the call was cancelled'));
-      };
-      req.raw.socket.once('close', onClose);
+      const watch = new ClientWatch(req.raw); // the client going away cancels the call and its upstream request
       try {
         const out = await gw.pipeline.call({
           toolName: req.params.name,
@@ -90,17 +85,14 @@ export async function toolRoutes(app: FastifyInstance, opts: { gw: Gateway }): P
           requestId: req.id,
           idempotencyKey: idempotencyKey(req.headers['idempotency-key']),
           headers: req.headers,
-          onClientGone: (fn) => {
-            cancel = fn;
-            return () => (cancel = undefined);
-          },
+          onClientGone: watch.hook,
           ...(prefersAsync(req.headers.prefer) ? { respond: 'async' as const } : {}),
         });
         if (out.status !== 'ok') reply.code(202).header('location', `/v1/calls/${out.callId}`);
         if (out.status === 'running' && prefersAsync(req.headers.prefer)) reply.header('preference-applied', 'respond-async');
         return out;
       } finally {
-        req.raw.socket.off('close', onClose);
+        watch.release();
       }
     },
   );
