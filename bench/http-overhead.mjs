@@ -14,7 +14,7 @@
 // interleaved, and the median of each figure is reported.
 //
 //   npm run build && node bench/http-overhead.mjs [--connections 32] [--duration 10] [--warmup 2]
-//       [--rate 500] [--rate-connections 10] [--rounds 1] [--profile]
+//       [--rate 500] [--rate-connections 10] [--rounds 1] [--profile [--profile-rate 2000]]
 //
 // --profile: afterwards, runs the bare proxy and toolgate once more each under `node --cpu-prof` at
 // the fixed concurrency and prints the functions, packages and files with the most self time (per
@@ -40,6 +40,10 @@ const rate = Number(flag('--rate', '500'));
 const rateConnections = Number(flag('--rate-connections', '10'));
 const rounds = Number(flag('--rounds', '1'));
 const profile = has('--profile');
+// With --profile-rate N the profiled runs are driven at N req/s instead of full concurrency: a process
+// that is not descheduled gives truer per-function times (wall-time samples of a busy 2-core box
+// charge the waits to whatever frame was running).
+const profileRate = Number(flag('--profile-rate', '0'));
 requireDist();
 
 const toolYaml = (upstreamUrl) => `name: bench.echo
@@ -171,9 +175,10 @@ try {
       servers.push(h);
       const t = targets.find((x) => x.id === id);
       const base = { url: `${h.url}${new URL(t.url).pathname}`, method: 'POST', headers: t.headers, body: t.body };
-      await load({ ...base, connections, duration: warmup });
+      const shape = profileRate > 0 ? { connections: rateConnections, overallRate: profileRate } : { connections };
+      await load({ ...base, ...shape, duration: warmup });
       const fromMs = Date.now() - spawned; // the profile starts with the process: leave start-up and warm-up out
-      const run = await load({ ...base, connections, duration });
+      const run = await load({ ...base, ...shape, duration });
       const toMs = Date.now() - spawned;
       await stop(h);
       servers.splice(servers.indexOf(h), 1);
@@ -181,7 +186,7 @@ try {
       if (!file) throw new Error(`${id}: no .cpuprofile written`);
       const s = summarize(join(profDir, file), { rootDir: root, top: 30, fromMs, toMs });
       const perReq = (selfMs) => `${((selfMs * 1000) / run.requests).toFixed(1)} µs`;
-      console.log(`\nCPU profile of ${t.label} under ${connections} connections for ${duration} s (${n0(run.rps)} req/s while profiled; ${join(profDir, file)}):\n`);
+      console.log(`\nCPU profile of ${t.label} under ${profileRate > 0 ? `${profileRate} req/s` : `${connections} connections`} for ${duration} s (${n0(run.rps)} req/s while profiled; ${join(profDir, file)}):\n`);
       console.log(`| self time | per request | % | function | where | called from |`);
       console.log(`| --- | --- | --- | --- | --- | --- |`);
       for (const f of s.functions) console.log(`| ${f.selfMs.toFixed(0)} ms | ${perReq(f.selfMs)} | ${f.pct.toFixed(1)} | ${f.name} | ${f.where} | ${f.callers.join('; ')} |`);

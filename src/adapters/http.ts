@@ -1,15 +1,31 @@
-import { Agent, request, type Dispatcher } from 'undici';
+import { Agent, type Dispatcher } from 'undici';
+import type { IncomingHttpHeaders } from 'node:http';
 import { GatewayError, type UpstreamFailure } from '../errors.js';
 import { render, renderJson } from '../util/template.js';
+import type { Cancel } from '../util/cancel.js';
 import type { HttpTarget } from '../tools/types.js';
 import type { AdapterRequest, ToolAdapter, UpstreamPayload } from './types.js';
 
 const TRIM_BYTES = 1024;
 const NO_EFFECT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'UND_ERR_CONNECT_TIMEOUT', 'EHOSTUNREACH', 'ENETUNREACH']);
+const LINE_BREAK = /[\r\n\0]/;
 
-/** Calls HTTP backends through one pooled undici Agent; the call's signal aborts the request. */
+/** What an upstream answered: status, the headers the adapter reads, and the body (capped). */
+interface Answer {
+  readonly status: number;
+  readonly headers: IncomingHttpHeaders;
+  readonly bytes: Buffer;
+}
+
+/**
+ * Calls HTTP backends through one pooled undici Agent, with undici's dispatch API and a handler
+ * of our own: no response stream, no AbortSignal listener per call (the call's Cancel aborts the
+ * request directly), the body collected under the backend's size cap.
+ */
 export class HttpAdapter implements ToolAdapter {
   private readonly dispatcher: Dispatcher;
+  /** The last URL each target rendered, split for dispatch (a URL without placeholders is split once). */
+  private readonly urls = new WeakMap<HttpTarget, { href: string; origin: string; path: string }>();
 
   constructor(dispatcher?: Dispatcher) {
     // The tool's deadline governs; undici's own timeouts would cut long calls short.
@@ -18,11 +34,11 @@ export class HttpAdapter implements ToolAdapter {
 
   async call(req: AdapterRequest): Promise<UpstreamPayload> {
     const t = req.backend.target as HttpTarget;
-    const url = render(t.url, req.args, encodeURIComponent);
+    const { origin, path } = this.split(t, render(t.url, req.args, encodeURIComponent));
     const headers: Record<string, string> = { 'x-request-id': req.requestId };
     for (const [name, tpl] of t.headers) {
       const value = render(tpl, req.args);
-      if (/[\r\n\0]/.test(value)) {
+      if (LINE_BREAK.test(value)) {
         throw new GatewayError('INVALID_ARGUMENTS', `an argument would put a line break into header '${name}'`, {
           details: [{ path: '/', message: 'header values cannot contain line breaks' }],
         });
@@ -36,71 +52,122 @@ export class HttpAdapter implements ToolAdapter {
       body = typeof rendered === 'string' ? rendered : JSON.stringify(rendered ?? null);
       headers['content-type'] ??= typeof rendered === 'string' ? 'text/plain; charset=utf-8' : 'application/json';
     }
+    if (req.cancel.aborted) throw req.cancel.reason as Error;
 
-    let res: Dispatcher.ResponseData;
-    try {
-      res = await request(url, { method: t.method as Dispatcher.HttpMethod, headers, body, signal: req.signal, dispatcher: this.dispatcher });
-    } catch (e) {
-      throw networkError(e, req.signal);
-    }
-    const bytes = await readCapped(res, t.maxResponseBytes, req.signal);
-    const contentType = String(res.headers['content-type'] ?? '');
-    if (res.statusCode >= 400) throw statusError(res, bytes);
+    const answer = await new Promise<Answer>((resolve, reject) => {
+      const exchange = new Exchange(t.maxResponseBytes, req.cancel, resolve, reject);
+      this.dispatcher.dispatch({ origin, path, method: t.method as Dispatcher.HttpMethod, headers, body }, exchange);
+    });
+    const contentType = headerText(answer.headers['content-type']);
+    if (answer.status >= 400) throw statusError(answer);
     if (/[/+]json\b/i.test(contentType)) {
       try {
-        return { kind: 'json', data: bytes.length === 0 ? null : JSON.parse(bytes.toString('utf8')) };
+        return { kind: 'json', data: answer.bytes.length === 0 ? null : JSON.parse(answer.bytes.toString('utf8')) };
       } catch {
         throw new GatewayError('UPSTREAM_ERROR', 'the upstream sent invalid JSON', {
-          details: [{ message: 'invalid JSON body', status: res.statusCode, body: trim(bytes) }],
-          upstream: { transient: false, noEffect: false, status: res.statusCode },
+          details: [{ message: 'invalid JSON body', status: answer.status, body: trim(answer.bytes) }],
+          upstream: { transient: false, noEffect: false, status: answer.status },
         });
       }
     }
-    return { kind: 'text', text: bytes.toString('utf8'), contentType };
+    return { kind: 'text', text: answer.bytes.toString('utf8'), contentType };
   }
 
   async close(): Promise<void> {
     await this.dispatcher.close();
   }
+
+  private split(t: HttpTarget, href: string): { origin: string; path: string } {
+    const known = this.urls.get(t);
+    if (known?.href === href) return known;
+    const u = new URL(href);
+    const parts = { href, origin: u.origin, path: `${u.pathname}${u.search}` };
+    this.urls.set(t, parts);
+    return parts;
+  }
+}
+
+/**
+ * One request's undici handler: collects the body under `max` bytes (a declared length over it is
+ * refused before any body arrives), aborts the request when the call's Cancel fires, and settles
+ * once.
+ */
+class Exchange implements Dispatcher.DispatchHandler {
+  private status = 0;
+  private headers: IncomingHttpHeaders = {};
+  private readonly chunks: Buffer[] = [];
+  private total = 0;
+  private controller: Dispatcher.DispatchController | undefined;
+  private settled = false;
+  private readonly release: () => void;
+
+  constructor(
+    private readonly max: number,
+    private readonly cancel: Cancel,
+    private readonly resolve: (a: Answer) => void,
+    private readonly reject: (e: Error) => void,
+  ) {
+    this.release = cancel.onAbort(this.onCancel);
+  }
+
+  private readonly onCancel = (reason: Error): void => {
+    this.controller?.abort(reason);
+    this.fail(reason);
+  };
+
+  onRequestStart(controller: Dispatcher.DispatchController): void {
+    this.controller = controller;
+    if (this.settled) controller.abort(this.cancel.reason ?? new Error('aborted'));
+  }
+
+  onResponseStart(controller: Dispatcher.DispatchController, statusCode: number, headers: IncomingHttpHeaders): void {
+    this.status = statusCode;
+    this.headers = headers;
+    const declared = Number(headerText(headers['content-length']) || NaN);
+    if (declared > this.max) this.refuse(controller);
+  }
+
+  onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    if (this.settled) return;
+    this.total += chunk.length;
+    if (this.total > this.max) return this.refuse(controller);
+    this.chunks.push(chunk);
+  }
+
+  onResponseEnd(): void {
+    if (this.settled) return;
+    this.settled = true;
+    this.release();
+    const bytes = this.chunks.length === 1 ? (this.chunks[0] as Buffer) : Buffer.concat(this.chunks, this.total);
+    this.resolve({ status: this.status, headers: this.headers, bytes });
+  }
+
+  onResponseError(_controller: Dispatcher.DispatchController, err: Error): void {
+    this.fail(this.cancel.aborted ? (this.cancel.reason as Error) : networkError(err));
+  }
+
+  private refuse(controller: Dispatcher.DispatchController): void {
+    const err = tooLarge(this.status, this.max);
+    this.fail(err);
+    controller.abort(err);
+  }
+
+  private fail(err: Error): void {
+    if (this.settled) return;
+    this.settled = true;
+    this.release();
+    this.reject(err);
+  }
+}
+
+function headerText(h: string | string[] | undefined): string {
+  return (Array.isArray(h) ? h[0] : h) ?? '';
 }
 
 /** The attempt's trace context, unless the tool file sets that header itself (its value is kept). */
 function addTraceHeaders(headers: Record<string, string>, trace: Readonly<Record<string, string>>): void {
   const own = new Set(Object.keys(headers).map((h) => h.toLowerCase()));
   for (const [name, value] of Object.entries(trace)) if (!own.has(name)) headers[name] = value;
-}
-
-async function readCapped(res: Dispatcher.ResponseData, max: number, signal: AbortSignal): Promise<Buffer> {
-  // A declared length is known up front: refused at once when over the cap, else read in one go
-  // (undici's own body consumer, cheaper than iterating the stream).
-  const declared = Number(res.headers['content-length']);
-  if (Number.isInteger(declared) && declared >= 0) {
-    if (declared > max) {
-      res.body.destroy();
-      throw tooLarge(res.statusCode, max);
-    }
-    try {
-      return Buffer.from(await res.body.arrayBuffer());
-    } catch (e) {
-      throw networkError(e, signal);
-    }
-  }
-  const chunks: Buffer[] = [];
-  let total = 0;
-  try {
-    for await (const chunk of res.body) {
-      total += (chunk as Buffer).length;
-      if (total > max) {
-        res.body.destroy();
-        throw tooLarge(res.statusCode, max);
-      }
-      chunks.push(chunk as Buffer);
-    }
-  } catch (e) {
-    if (e instanceof GatewayError) throw e;
-    throw networkError(e, signal);
-  }
-  return Buffer.concat(chunks, total);
 }
 
 function tooLarge(status: number, max: number): GatewayError {
@@ -115,15 +182,15 @@ function trim(bytes: Buffer): string {
   return bytes.length > TRIM_BYTES ? `${text}…` : text;
 }
 
-function statusError(res: Dispatcher.ResponseData, bytes: Buffer): GatewayError {
-  const status = res.statusCode;
+function statusError(answer: Answer): GatewayError {
+  const { status, bytes } = answer;
   const auth = status === 401 || status === 403;
   const upstream: UpstreamFailure = {
     transient: status >= 500 || status === 429,
     noEffect: auth,
     disable: auth,
     status,
-    ...retryAfter(res.headers['retry-after']),
+    ...retryAfter(answer.headers['retry-after']),
   };
   return new GatewayError('UPSTREAM_ERROR', `the upstream answered ${status}`, {
     details: [{ message: `upstream status ${status}`, status, body: trim(bytes) }],
@@ -140,8 +207,7 @@ function retryAfter(h: string | string[] | undefined): { retryAfterMs?: number }
   return Number.isNaN(at) ? {} : { retryAfterMs: Math.max(0, at - Date.now()) };
 }
 
-function networkError(e: unknown, signal: AbortSignal): Error {
-  if (signal.aborted) return signal.reason instanceof Error ? signal.reason : new Error('aborted');
+function networkError(e: unknown): Error {
   const code = errorCode(e);
   const noEffect = code !== undefined && NO_EFFECT_CODES.has(code);
   return new GatewayError(noEffect ? 'UNAVAILABLE' : 'UPSTREAM_ERROR', `the upstream could not be reached (${code ?? 'network error'})`, {

@@ -2,6 +2,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { GatewayError } from '../errors.js';
 import { isMcpPoolError, type McpPool, type McpPoolError } from '../mcp/pool.js';
 import type { McpTarget } from '../tools/types.js';
+import type { Cancel } from '../util/cancel.js';
 import type { AdapterRequest, ContentBlock, ToolAdapter, ToolResult, UpstreamPayload } from './types.js';
 
 const MODEL_TEXT_MAX = 1000;
@@ -33,11 +34,11 @@ export class McpAdapter implements ToolAdapter {
       });
     }
     try {
-      const result = await this.pool.callTool(t.server, t.tool, { ...req.args }, { deadline: poolDeadline(req.deadline), signal: req.signal, ...(req.onProgress ? { onProgress: req.onProgress } : {}), ...(req.trace ? { meta: req.trace } : {}) });
+      const result = await this.pool.callTool(t.server, t.tool, { ...req.args }, { deadline: poolDeadline(req.deadline), signal: req.cancel.signal, ...(req.onProgress ? { onProgress: req.onProgress } : {}), ...(req.trace ? { meta: req.trace } : {}) });
       return { kind: 'result', result: toToolResult(result) };
     } catch (err) {
       if (!isMcpPoolError(err)) throw err;
-      throw toGatewayError(err, req.signal);
+      throw toGatewayError(err, req.cancel);
     }
   }
 }
@@ -50,13 +51,13 @@ function toToolResult(result: CallToolResult): ToolResult {
 }
 
 /** The pool's error kinds as catalogue errors; `upstream` tells the attempt loop what may happen next. */
-function toGatewayError(err: McpPoolError, signal: AbortSignal): Error {
+function toGatewayError(err: McpPoolError, cancel: Cancel): Error {
   const { server, tool } = err.details;
   const where = `MCP server '${server}'${tool ? ` (tool '${tool}')` : ''}`;
   switch (err.kind) {
     case 'aborted':
       // The pipeline aborted it (deadline, caller gone, one try's limit): its own reason answers.
-      return signal.reason instanceof Error ? signal.reason : new GatewayError('UNAVAILABLE', `the call to ${where} was cancelled`);
+      return cancel.reason ?? new GatewayError('UNAVAILABLE', `the call to ${where} was cancelled`);
     case 'timeout':
       return new GatewayError('TIMEOUT', `${where} did not answer in time`, { upstream: { transient: true, noEffect: false }, cause: err });
     case 'unavailable': {

@@ -1,4 +1,5 @@
 import type { CompiledBackend, CompiledTool } from '../tools/types.js';
+import type { Cancel } from '../util/cancel.js';
 
 /** The result shape every call returns to its client (MCP's CallToolResult, trimmed). */
 export interface ContentBlock {
@@ -22,7 +23,7 @@ export interface AdapterRequest {
   readonly backend: CompiledBackend;
   readonly args: Readonly<Record<string, unknown>>;
   /** Aborted when the call's deadline passes or the caller goes away: the adapter must stop the upstream work. */
-  readonly signal: AbortSignal;
+  readonly cancel: Cancel;
   /** Epoch ms by which the whole call must end. */
   readonly deadline: number;
   readonly requestId: string;
@@ -41,7 +42,7 @@ export interface ProgressNote {
 
 /**
  * One kind of backend (http, mcp, builtin). An adapter throws GatewayError with `upstream`
- * set for upstream failures, and must honour `signal` so a timeout really ends the work.
+ * set for upstream failures, and must honour `cancel` so a timeout really ends the work.
  */
 export interface ToolAdapter {
   call(req: AdapterRequest): Promise<UpstreamPayload>;

@@ -4,7 +4,8 @@ import type { BackendTarget, CompiledBackend, CompiledTool } from '../tools/type
 import { planAttempts, type Rng } from '../routing/select.js';
 import type { RouteContext } from '../routing/match.js';
 import type { HealthBook } from '../resilience/health.js';
-import { backoffDelay, sleep } from '../resilience/backoff.js';
+import { backoffDelay } from '../resilience/backoff.js';
+import { Cancel, sleep } from '../util/cancel.js';
 import { callerGone } from './client-gone.js';
 import type { Context } from '@opentelemetry/api';
 import type { AttemptSpan, Tracing } from '../tracing/index.js';
@@ -58,13 +59,13 @@ export type ClientGoneHook = (cancel: (reason: Error) => void) => () => void;
  */
 export function execute(tool: CompiledTool, args: Readonly<Record<string, unknown>>, deps: ExecuteDeps, trail: PolicyTrail): Promise<Execution> {
   const deadline = Date.now() + tool.timeoutMs;
-  const ac = new AbortController();
+  const cancel = new Cancel();
   // One promise settled by whichever comes first: the attempts, the deadline, or the caller leaving
   // (no race of promises and no extra listener on the hot path).
   return new Promise<Execution>((resolve, reject) => {
     const stop = (reason: Error) => {
-      if (ac.signal.aborted) return;
-      ac.abort(reason);
+      if (cancel.aborted) return;
+      cancel.abort(reason);
       reject(reason);
     };
     const timer = setTimeout(() => stop(timeoutError(tool)), tool.timeoutMs);
@@ -81,14 +82,14 @@ export function execute(tool: CompiledTool, args: Readonly<Record<string, unknow
       unhook?.();
       if (onCallerGone) caller?.removeEventListener('abort', onCallerGone);
     };
-    attemptLoop(tool, args, deps, trail, ac.signal, deadline).then(
+    attemptLoop(tool, args, deps, trail, cancel, deadline).then(
       (out) => {
         settle();
         resolve(out); // ignored when the deadline already answered
       },
       (e: unknown) => {
         settle();
-        reject(ac.signal.aborted ? ac.signal.reason : e);
+        reject(cancel.reason ?? e);
       },
     );
   });
@@ -99,7 +100,7 @@ async function attemptLoop(
   args: Readonly<Record<string, unknown>>,
   deps: ExecuteDeps,
   trail: PolicyTrail,
-  signal: AbortSignal,
+  cancel: Cancel,
   deadline: number,
 ): Promise<Execution> {
   const views = tool.backends.map((b) => deps.health.view(tool, b));
@@ -113,12 +114,12 @@ async function attemptLoop(
     try {
       trail.tried.push(backend.id);
       trail.attempts++;
-      const payload = await deps.health.run(tool, backend, () => oneTry(tool, backend, args, deps, signal, deadline, span));
+      const payload = await deps.health.run(tool, backend, () => oneTry(tool, backend, args, deps, cancel, deadline, span));
       span?.ok();
       return { payload, backend };
     } catch (e) {
       span?.fail(e);
-      if (!isGatewayError(e) || !e.upstream || signal.aborted) throw e;
+      if (!isGatewayError(e) || !e.upstream || cancel.aborted) throw e;
       const rejectedByBreaker = e.code === 'CIRCUIT_OPEN';
       if (rejectedByBreaker) {
         trail.attempts--; // the upstream was never touched
@@ -137,7 +138,7 @@ async function attemptLoop(
         trail.retries++;
         const wait = Math.max(backoffDelay(tool.retry.backoffMs, trail.retries, deps.rng), e.upstream.retryAfterMs ?? 0);
         if (Date.now() + wait >= deadline) throw e; // no time left for another try: answer with what we know
-        await sleep(wait, signal);
+        await sleep(wait, cancel);
       }
     }
   }
@@ -148,22 +149,28 @@ async function oneTry(
   backend: CompiledBackend,
   args: Readonly<Record<string, unknown>>,
   deps: ExecuteDeps,
-  callSignal: AbortSignal,
+  callCancel: Cancel,
   deadline: number,
   span: AttemptSpan | undefined,
 ): Promise<UpstreamPayload> {
   const limit = tool.retry.tryTimeoutMs;
-  const trySignal = limit === undefined ? callSignal : AbortSignal.any([callSignal, AbortSignal.timeout(limit)]);
+  const own = limit === undefined ? undefined : callCancel.child(limit, () => tryTimeoutError(backend, limit));
+  const cancel = own ? own.cancel : callCancel;
   try {
-    return await deps.adapters[backend.target.kind].call({ tool, backend, args, signal: trySignal, deadline, requestId: deps.requestId, onProgress: deps.onProgress, trace: span?.headers() });
+    return await deps.adapters[backend.target.kind].call({ tool, backend, args, cancel, deadline, requestId: deps.requestId, onProgress: deps.onProgress, trace: span?.headers() });
   } catch (e) {
-    if (trySignal.aborted && !callSignal.aborted) {
-      throw new GatewayError('TIMEOUT', `backend '${backend.id}' did not answer within ${limit} ms`, {
-        upstream: { transient: true, noEffect: false },
-      });
-    }
+    // A try's own limit passed while the call has time left: a TIMEOUT the attempt loop may retry.
+    if (cancel.aborted && !callCancel.aborted && cancel.reason) throw cancel.reason;
     throw e;
+  } finally {
+    own?.release();
   }
+}
+
+function tryTimeoutError(backend: CompiledBackend, limit: number): GatewayError {
+  return new GatewayError('TIMEOUT', `backend '${backend.id}' did not answer within ${limit} ms`, {
+    upstream: { transient: true, noEffect: false },
+  });
 }
 
 function startAttempt(tracing: Tracing, deps: ExecuteDeps, tool: CompiledTool, backend: CompiledBackend, trail: PolicyTrail): AttemptSpan {

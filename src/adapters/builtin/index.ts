@@ -23,6 +23,6 @@ export class BuiltinAdapter implements ToolAdapter {
     if (req.backend.target.kind !== 'builtin') throw new Error('BuiltinAdapter got a non-builtin backend');
     const fn = BUILTINS[req.backend.target.name];
     if (!fn) throw new GatewayError('UNAVAILABLE', `no builtin named '${req.backend.target.name}'`);
-    return fn(req.args, req.signal);
+    return fn(req.args, req.cancel.signal);
   }
 }
