@@ -12,6 +12,7 @@ import { healthRoutes } from './routes/health.js';
 import { adminRoutes } from './routes/admin.js';
 import { metricsRoutes } from './plugins/metrics.js';
 import { registerDrain } from './plugins/drain.js';
+import { lazyChildLoggerFactory } from './plugins/lazy-logger.js';
 import { confirmationRoutes } from './routes/confirmations.js';
 import { callRoutes } from './routes/calls.js';
 import { batchRoutes } from './routes/batch.js';
@@ -42,7 +43,7 @@ function requestId(req: IncomingMessage): string {
 export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   const { config } = opts.loaded;
   const app = Fastify({
-    ...(opts.logger ? { loggerInstance: opts.logger } : { logger: false }),
+    ...(opts.logger ? { loggerInstance: opts.logger, childLoggerFactory: lazyChildLoggerFactory } : { logger: false }),
     bodyLimit: config.server.bodyLimitBytes,
     genReqId: requestId,
     logController: new LogController({ requestIdLogLabel: 'requestId', disableRequestLogging: true }),

@@ -56,7 +56,7 @@ export function cancelFastCall(session: McpSession, msg: unknown): void {
 export async function answerFastCall(deps: McpServerDeps, session: McpSession, call: FastCall, req: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
   let calls = inFlight.get(session);
   if (!calls) inFlight.set(session, (calls = new Map()));
-  const watch = new ClientWatch(req.raw);
+  const watch = new ClientWatch(reply.raw);
   const cancel = (reason: Error) => watch.cancel(reason);
   calls.set(call.id, cancel);
   try {

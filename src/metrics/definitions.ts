@@ -1,4 +1,5 @@
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import { BoundCounter, BoundHistogram } from './bound.js';
 import { MCP_SERVER_STATES } from '../mcp/types.js';
 import type { BackendState } from '../resilience/health.js';
 
@@ -30,7 +31,8 @@ export const ROUTE_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.0
 export function defineMetrics(register: Registry, sources: () => MetricSources) {
   const registers = [register];
   return {
-    calls: new Counter({
+    // Updated by every call: bound label sets (metrics/bound.ts), same exposition as prom-client's.
+    calls: new BoundCounter({
       name: 'toolgate_tool_calls_total',
       help: 'Finished tool calls by tool, backend that answered (none: refused before one ran) and outcome (ok, error, fallback)',
       labelNames: ['tool', 'backend', 'outcome'] as const,
@@ -42,7 +44,7 @@ export function defineMetrics(register: Registry, sources: () => MetricSources) 
       labelNames: ['tool', 'code'] as const,
       registers,
     }),
-    callDuration: new Histogram({
+    callDuration: new BoundHistogram({
       name: 'toolgate_tool_call_duration_seconds',
       help: 'Whole-call latency (all attempts, fallback included) by tool',
       labelNames: ['tool'] as const,

@@ -1,4 +1,4 @@
-import type { IncomingMessage } from 'node:http';
+import type { ServerResponse } from 'node:http';
 import { GatewayError } from '../errors.js';
 import type { ClientGoneHook } from './execute.js';
 
@@ -7,15 +7,18 @@ export function callerGone(): GatewayError {
 }
 
 /**
- * Watches an HTTP request's connection for the client leaving before its answer, and hands that to
- * the call as a ClientGoneHook (cheaper on the hot path than an AbortController per request).
- * `cancel` ends the call for another reason (an MCP client's notifications/cancelled).
+ * Watches an HTTP response for the client leaving before its answer, and hands that to the call
+ * as a ClientGoneHook (cheaper on the hot path than an AbortController per request). It listens
+ * on the response, a per-request object, not on the keep-alive socket: no listener churn on a
+ * long-lived object. `cancel` ends the call for another reason (an MCP client's
+ * notifications/cancelled).
  */
 export class ClientWatch {
   private abort: ((reason: Error) => void) | undefined;
+  private done = false;
 
-  constructor(private readonly req: IncomingMessage) {
-    req.socket.once('close', this.onClose);
+  constructor(private readonly res: ServerResponse) {
+    res.on('close', this.onClose);
   }
 
   readonly hook: ClientGoneHook = (abort) => {
@@ -29,10 +32,12 @@ export class ClientWatch {
 
   /** Stops watching (the call answered). */
   release(): void {
-    this.req.socket.off('close', this.onClose);
+    this.done = true;
+    this.abort = undefined;
   }
 
+  // A response closes once: after its end (finished) or when its connection went first.
   private readonly onClose = (): void => {
-    if (!this.req.complete || this.req.socket.destroyed) this.cancel(callerGone());
+    if (!this.done && !this.res.writableFinished) this.cancel(callerGone());
   };
 }

@@ -169,7 +169,7 @@ export class CallPipeline {
       const args = validateArguments(tool, req.args);
       checkGuards(tool, args);
       // An approved call was counted when it was asked for; a fallback counts as its first call.
-      if (!req.approval && fallbackDepth === 0) await checkRateLimits(this.deps.state, { caller: this.deps.limits.rateLimit, tool: tool.rateLimit }, { caller, tool: tool.name }, this.deps.onWarning);
+      if (!req.approval && fallbackDepth === 0 && (this.deps.limits.rateLimit || tool.rateLimit)) await checkRateLimits(this.deps.state, { caller: this.deps.limits.rateLimit, tool: tool.rateLimit }, { caller, tool: tool.name }, this.deps.onWarning);
       const argsDigest = (run.argsDigest = digest(args));
       if (req.idempotencyKey && !req.approval) {
         const idemDigest = digest({ tool: tool.name, args });
@@ -181,7 +181,7 @@ export class CallPipeline {
         run.idem = { key: req.idempotencyKey, digest: idemDigest };
       }
       if (!req.approval) {
-        await checkLoop(this.deps.state, this.deps.limits, { caller, sessionId: req.sessionId, tool: tool.name, argsDigest }, this.deps.onWarning);
+        if (req.sessionId) await checkLoop(this.deps.state, this.deps.limits, { caller, sessionId: req.sessionId, tool: tool.name, argsDigest }, this.deps.onWarning);
         if (needsConfirmation(tool.confirm, args)) {
           const pending = await this.deps.gate(tool, args, req, callId);
           if (run.idem) await this.idempotency.complete(caller, run.idem.key, run.idem.digest, pending);
@@ -236,7 +236,7 @@ export class CallPipeline {
   /** Cache or backends (with the fallback), the response, its idempotency entry and its report. */
   private async finish(tool: CompiledTool, args: Record<string, unknown>, req: CallRequest, run: RunState, depth: number): Promise<CallResponse> {
     const { trail, callId } = run;
-    const hit = await this.fromCache(tool, args, trail);
+    const hit = tool.cacheTtlSeconds > 0 ? await this.fromCache(tool, args, trail) : undefined;
     const out = hit ?? (await this.run(tool, args, run.span ? { ...req, traceContext: run.span.context } : req, trail, depth));
     run.backend = out.usedBackend;
     const more = out.full ? await this.keepFull(tool, req, callId, out.full, out.shownBytes ?? 0) : undefined;

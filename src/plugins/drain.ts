@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { ServerResponse } from 'node:http';
 import type { Gateway } from '../gateway.js';
 import { GatewayError } from '../errors.js';
 
@@ -23,7 +24,7 @@ function startsWork(req: FastifyRequest): boolean {
  * call still running. One that never reached its handler ends with its socket.
  */
 export function registerDrain(app: FastifyInstance, gw: Gateway): void {
-  const running = new WeakMap<FastifyRequest, { leave: () => void; handling: boolean }>();
+  app.decorateRequest('work', null);
   // Synchronous hooks (done callbacks): this runs on every request.
   app.addHook('onRequest', (req, reply, done) => {
     if (!startsWork(req)) return done();
@@ -35,20 +36,38 @@ export function registerDrain(app: FastifyInstance, gw: Gateway): void {
         }),
       );
     }
-    const work = { leave: gw.inFlight.enter(), handling: false };
-    running.set(req, work);
-    reply.raw.once('close', () => {
-      if (!work.handling) work.leave();
-    });
+    req.work = new Work(gw.inFlight.enter(), reply.raw);
     done();
   });
   app.addHook('preHandler', (req, _reply, done) => {
-    const work = running.get(req);
-    if (work) work.handling = true;
+    if (req.work) req.work.handling = true;
     done();
   });
   app.addHook('onSend', (req, _reply, payload, done) => {
-    running.get(req)?.leave();
+    req.work?.leave();
     done(null, payload);
   });
+}
+
+/** One request that starts work: counted until its handler is done, or its response closes before that. */
+class Work {
+  handling = false;
+
+  constructor(
+    readonly leave: () => void,
+    res: ServerResponse,
+  ) {
+    res.on('close', this.onClose);
+  }
+
+  private readonly onClose = (): void => {
+    if (!this.handling) this.leave();
+  };
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Set by the drain for requests that start work. */
+    work: Work | null;
+  }
 }

@@ -99,11 +99,12 @@ export class HealthBook {
   }
 
   view(tool: CompiledTool, b: CompiledBackend): BackendView {
-    const e = this.entries.get(this.key(tool, b));
-    const disabled = this.disabled.get(this.key(tool, b)) === tool.source.hash;
+    const key = this.key(tool, b);
+    const e = this.entries.get(key);
+    const disabled = this.disabled.size > 0 && this.disabled.get(key) === tool.source.hash;
     const state: BackendState = disabled
       ? 'disabled'
-      : this.unhealthy.has(this.key(tool, b))
+      : this.unhealthy.size > 0 && this.unhealthy.has(key)
         ? 'unhealthy'
         : !e || e.breaker.closed
           ? 'closed'

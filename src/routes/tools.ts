@@ -75,7 +75,7 @@ export async function toolRoutes(app: FastifyInstance, opts: { gw: Gateway }): P
       },
     },
     async (req, reply) => {
-      const watch = new ClientWatch(req.raw); // the client going away cancels the call and its upstream request
+      const watch = new ClientWatch(reply.raw); // the client going away cancels the call and its upstream request
       try {
         const out = await gw.pipeline.call({
           toolName: req.params.name,

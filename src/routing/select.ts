@@ -12,6 +12,12 @@ export type Rng = () => number;
  * by observed errors, by latency far above the group's best, and by cost above the group's lowest.
  */
 export function planAttempts(views: readonly BackendView[], ctx: RouteContext, rng: Rng): CompiledBackend[] {
+  if (views.length === 1) {
+    // The common case, without the grouping below: one backend, usable or not.
+    const v = views[0] as BackendView;
+    const usable = v.state !== 'open' && v.state !== 'disabled' && v.state !== 'unhealthy';
+    return usable && (!v.backend.match || backendMatches(v.backend.match, ctx)) ? [v.backend] : [];
+  }
   const usable = views.filter((v) => v.state !== 'open' && v.state !== 'disabled' && v.state !== 'unhealthy');
   const matched = usable.filter((v) => v.backend.match && backendMatches(v.backend.match, ctx));
   const pool = matched.length > 0 ? matched : usable.filter((v) => !v.backend.match);

@@ -15,7 +15,7 @@ export class InFlight {
       if (left) return;
       left = true;
       this.n--;
-      if (this.n === 0) for (const w of this.waiters.splice(0)) w();
+      if (this.n === 0 && this.waiters.length > 0) for (const w of this.waiters.splice(0)) w();
     };
   }
 

@@ -1,8 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
+import { connect } from 'node:net';
 import { Upstream, json } from '../helpers/upstream.js';
 import { httpTool, startGateway, type TestGateway } from '../helpers/app.js';
-import { until } from '../helpers/wait.js';
+import { until, untilAsync } from '../helpers/wait.js';
 
 /** HTTP backends against a real upstream on 127.0.0.1: templating, statuses, aborts, caps. */
 describe('HTTP backend', () => {
@@ -168,6 +169,30 @@ describe('HTTP backend', () => {
     await aborted;
     expect(up.seen.filter((s) => s.url === '/slow').every((s) => s.aborted)).toBe(true);
     expect(Date.now() - started).toBeLessThan(5000);
+  });
+
+  it('a client that hangs up mid-call cancels the upstream request; the call is audited as an error', async () => {
+    const slow = httpTool('slow.thing', `${up.url}/slow`, { timeoutMs: 20_000 });
+    const listening = await startGateway({ tools: { 'slow.yaml': slow } });
+    const address = await listening.app.listen({ host: '127.0.0.1', port: 0 });
+    try {
+      const aborted = up.nextAbort();
+      const before = up.seen.filter((s) => s.url === '/slow').length;
+      const body = JSON.stringify({ arguments: {} });
+      const socket = connect(Number(new URL(address).port), '127.0.0.1');
+      socket.on('error', () => undefined);
+      socket.write(`POST /v1/tools/slow.thing/call HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: ${body.length}\r\n\r\n${body}`);
+      await until(() => up.seen.filter((s) => s.url === '/slow').length > before, 'the upstream to get the call');
+      const started = Date.now();
+      socket.destroy();
+      await aborted; // long before the tool's 20 s timeout
+      expect(Date.now() - started).toBeLessThan(5000);
+      await untilAsync(async () => (await listening.audit()).some((r) => r['tool'] === 'slow.thing'), 'the audit record');
+      const record = (await listening.audit()).find((r) => r['tool'] === 'slow.thing');
+      expect(record).toMatchObject({ outcome: 'error', errorCode: 'UNAVAILABLE', backend: 'up' });
+    } finally {
+      await listening.close();
+    }
   });
 
   it('refuses a response over the size cap', async () => {

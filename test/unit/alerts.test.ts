@@ -22,7 +22,7 @@ function promtool(...args: string[]) {
 type Kind = 'Counter' | 'Gauge' | 'Histogram';
 /** Series name → labels it may carry, read from the text of definitions.ts. */
 function definedSeries(): Map<string, Set<string>> {
-  const parts = readFileSync('src/metrics/definitions.ts', 'utf8').split(/new (Counter|Gauge|Histogram)\(/);
+  const parts = readFileSync('src/metrics/definitions.ts', 'utf8').split(/new (?:Bound)?(Counter|Gauge|Histogram)\(/);
   const series = new Map<string, Set<string>>();
   for (let i = 1; i < parts.length; i += 2) {
     const kind = parts[i] as Kind;
