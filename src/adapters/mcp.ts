@@ -34,7 +34,7 @@ export class McpAdapter implements ToolAdapter {
       });
     }
     try {
-      const result = await this.pool.callTool(t.server, t.tool, { ...req.args }, { deadline: poolDeadline(req.deadline), signal: req.cancel.signal, ...(req.onProgress ? { onProgress: req.onProgress } : {}), ...(req.trace ? { meta: req.trace } : {}) });
+      const result = await this.pool.callTool(t.server, t.tool, { ...req.args }, { deadline: poolDeadline(req.deadline), cancel: req.cancel, ...(req.onProgress ? { onProgress: req.onProgress } : {}), ...(req.trace ? { meta: req.trace } : {}) });
       return { kind: 'result', result: toToolResult(result) };
     } catch (err) {
       if (!isMcpPoolError(err)) throw err;

@@ -1,3 +1,4 @@
+import { Cancel } from '../util/cancel.js';
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import { auditRecord } from '../audit/record.js';
 import type { AuditSink } from '../audit/types.js';
@@ -190,13 +191,13 @@ export class McpCatalog {
   private async list(name: string): Promise<Tool[]> {
     const { pool } = this.deps;
     if (pool.status(name)?.state === 'restarting') throw new Error(`MCP server '${name}' is restarting`);
-    const failed = new AbortController();
+    const failed = new Cancel();
     const onState = (e: { server: string; state: string }) => {
-      if (e.server === name && (e.state === 'restarting' || e.state === 'closed')) failed.abort();
+      if (e.server === name && (e.state === 'restarting' || e.state === 'closed')) failed.abort(new Error(`MCP server '${name}' is ${e.state}`));
     };
     pool.on('state', onState);
     try {
-      return await pool.listTools(name, { deadline: Date.now() + (this.deps.listTimeoutMs ?? 30000), signal: failed.signal });
+      return await pool.listTools(name, { deadline: Date.now() + (this.deps.listTimeoutMs ?? 30000), cancel: failed });
     } finally {
       pool.off('state', onState);
     }

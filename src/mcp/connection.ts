@@ -1,3 +1,4 @@
+import type { Cancel } from '../util/cancel.js';
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
 import { MCP_SERVER_DEFAULTS, type McpServerFile } from '../tools/mcp-server-schema.js';
 import { backoffDelay } from './backoff.js';
@@ -77,10 +78,10 @@ export class McpConnection {
   }
 
   async callTool(tool: string, args: Record<string, unknown>, opts: McpCallOptions): Promise<CallToolResult> {
-    const release = await this.limiter.acquire(opts.deadline, opts.signal);
+    const release = await this.limiter.acquire(opts.deadline, opts.cancel);
     try {
       for (let attempt = 0; ; attempt++) {
-        const session = await this.waitReady(opts.deadline, opts.signal);
+        const session = await this.waitReady(opts.deadline, opts.cancel);
         try {
           return await session.callTool(tool, args, opts);
         } catch (err) {
@@ -105,9 +106,9 @@ export class McpConnection {
     await session.ping(Math.max(1, deadline - Date.now()));
   }
 
-  async listTools(deadline: number, signal?: AbortSignal): Promise<Tool[]> {
-    const session = await this.waitReady(deadline, signal);
-    return session.listTools(deadline, signal);
+  async listTools(deadline: number, cancel?: Cancel): Promise<Tool[]> {
+    const session = await this.waitReady(deadline, cancel);
+    return session.listTools(deadline, cancel);
   }
 
   /**
@@ -211,7 +212,7 @@ export class McpConnection {
   }
 
   /** The ready session, waiting (within the deadline) while connecting or restarting. */
-  private async waitReady(deadline: number, signal?: AbortSignal): Promise<McpSession> {
+  private async waitReady(deadline: number, cancel?: Cancel): Promise<McpSession> {
     for (;;) {
       if (this.state === 'idle') void this.open();
       if (this.state === 'ready' && this.session && !this.session.isEnded) return this.session;
@@ -220,16 +221,17 @@ export class McpConnection {
           server: this.spec.name, mayHaveReachedServer: false,
         });
       }
-      await this.nextStateChange(deadline, signal);
+      await this.nextStateChange(deadline, cancel);
     }
   }
 
-  private nextStateChange(deadline: number, signal?: AbortSignal): Promise<void> {
-    signal?.throwIfAborted();
+  private nextStateChange(deadline: number, cancel?: Cancel): Promise<void> {
+    if (cancel?.aborted) return Promise.reject(cancel.reason);
     return new Promise<void>((resolve, reject) => {
+      let unhook: (() => void) | undefined;
       const done = (): void => {
         clearTimeout(timer);
-        signal?.removeEventListener('abort', onAbort);
+        unhook?.();
         this.stateListeners.delete(onChange);
       };
       const onChange = (): void => {
@@ -246,7 +248,7 @@ export class McpConnection {
         done();
         reject(this.notReadyError());
       }, Math.max(0, deadline - Date.now()));
-      signal?.addEventListener('abort', onAbort, { once: true });
+      unhook = cancel?.onAbort(onAbort);
       this.stateListeners.add(onChange);
     });
   }

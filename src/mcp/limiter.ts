@@ -1,3 +1,4 @@
+import type { Cancel } from '../util/cancel.js';
 import { McpPoolError } from './errors.js';
 
 interface Waiter {
@@ -42,8 +43,8 @@ export class Limiter {
    * Resolves with a release function once a slot is free. Rejects when the queue is full,
    * the deadline passes first, or the signal aborts.
    */
-  acquire(deadline: number, signal?: AbortSignal): Promise<() => void> {
-    if (signal?.aborted) return Promise.reject(this.error('aborted', 'the call was aborted before it started'));
+  acquire(deadline: number, cancel?: Cancel): Promise<() => void> {
+    if (cancel?.aborted) return Promise.reject(this.error('aborted', 'the call was aborted before it started'));
     if (this.active < this.maxInFlight && this.waiting.length === 0) {
       this.active++;
       return Promise.resolve(this.releaser());
@@ -54,9 +55,10 @@ export class Limiter {
       );
     }
     return new Promise((resolve, reject) => {
+      let unhook: (() => void) | undefined;
       const settle = (): void => {
         clearTimeout(timer);
-        signal?.removeEventListener('abort', onAbort);
+        unhook?.();
         const at = this.waiting.indexOf(waiter);
         if (at >= 0) this.waiting.splice(at, 1);
       };
@@ -75,8 +77,8 @@ export class Limiter {
         () => waiter.fail(this.error('unavailable', `MCP server '${this.server}' is busy: no free slot before the call's deadline`)),
         Math.max(0, deadline - Date.now()),
       );
-      signal?.addEventListener('abort', onAbort, { once: true });
       this.waiting.push(waiter);
+      unhook = cancel?.onAbort(onAbort);
     });
   }
 

@@ -1,3 +1,4 @@
+import type { Cancel } from '../util/cancel.js';
 import { EventEmitter } from 'node:events';
 import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
 import { MCP_SERVER_DEFAULTS, type McpServerFile } from '../tools/mcp-server-schema.js';
@@ -81,8 +82,8 @@ export class McpPool extends EventEmitter<McpPoolEventMap> {
   }
 
   /** The server's tools, every `tools/list` page followed. */
-  async listTools(server: string, opts: { deadline?: number; signal?: AbortSignal } = {}): Promise<Tool[]> {
-    return this.get(server).listTools(opts.deadline ?? Date.now() + this.options.listTimeoutMs, opts.signal);
+  async listTools(server: string, opts: { deadline?: number; cancel?: Cancel } = {}): Promise<Tool[]> {
+    return this.get(server).listTools(opts.deadline ?? Date.now() + this.options.listTimeoutMs, opts.cancel);
   }
 
   /** Calls `cb` when the server's tool list may have changed; returns the unsubscribe. */

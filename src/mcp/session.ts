@@ -1,3 +1,4 @@
+import type { Cancel } from '../util/cancel.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import {
@@ -106,16 +107,15 @@ export class McpSession {
         server: this.server, tool, mayHaveReachedServer: false,
       });
     }
-    if (opts.signal?.aborted) {
+    if (opts.cancel?.aborted) {
       throw new McpPoolError('aborted', `call to tool '${tool}' of MCP server '${this.server}' was aborted before it was sent`, {
         server: this.server, tool, mayHaveReachedServer: false,
       });
     }
-    // A per-call signal: the SDK never removes its abort listener, so a long-lived caller
-    // signal (a shutdown signal shared by all calls) would collect one per call.
+    // The SDK's signal, per call (the SDK never removes its abort listener); the call's Cancel
+    // aborts it.
     const local = new AbortController();
-    const forward = (): void => local.abort(opts.signal?.reason);
-    opts.signal?.addEventListener('abort', forward, { once: true });
+    const unhook = opts.cancel?.onAbort((reason) => local.abort(reason));
     let live = true;
     const { onProgress } = opts;
     const onprogress = onProgress && ((progress: Progress) => {
@@ -136,7 +136,7 @@ export class McpSession {
       throw this.failure(err, tool, local.signal);
     } finally {
       live = false;
-      opts.signal?.removeEventListener('abort', forward);
+      unhook?.();
     }
     if (result.isError) throw toolError(this.server, tool, result);
     return result;
@@ -148,7 +148,8 @@ export class McpSession {
     await this.client.ping({ timeout: timeoutMs });
   }
 
-  async listTools(deadline: number, signal?: AbortSignal): Promise<Tool[]> {
+  async listTools(deadline: number, cancel?: Cancel): Promise<Tool[]> {
+    const signal = cancel?.signal;
     const tools: Tool[] = [];
     const seen = new Set<string>();
     let cursor: string | undefined;

@@ -1,3 +1,4 @@
+import type { Cancel } from '../util/cancel.js';
 import type { Implementation, Progress } from '@modelcontextprotocol/sdk/types.js';
 import type { BackoffSettings } from './backoff.js';
 import type { McpTraceFn } from './guarded-transport.js';
@@ -58,7 +59,7 @@ export interface McpCallOptions {
   /** Epoch ms by which the whole call (queueing and reconnect waits included) must end. */
   deadline: number;
   /** Aborting sends `notifications/cancelled` to the server and rejects with `aborted`. */
-  signal?: AbortSignal;
+  cancel?: Cancel;
   /** Progress notifications of this call; never called after the call settled or its deadline. */
   onProgress?: (progress: Progress) => void;
   /** Sent as the request's `params._meta` (W3C trace context: `traceparent`, `tracestate`). */

@@ -252,9 +252,9 @@ export class CallPipeline {
       fallback: out.fallback ?? null,
       policy: trail,
       result: out.result,
-      ...(trail.cached ? { cached: true as const } : {}),
-      ...(more ? { more } : {}),
     };
+    if (trail.cached) response.cached = true;
+    if (more) response.more = more;
     if (run.idem) await this.idempotency.complete(req.caller.id, run.idem.key, run.idem.digest, response);
     reportCall(this.deps, req, tool, callId, trail, { outcome: out.fallback ? 'fallback' : 'ok', backend: out.usedBackend, durationMs, responseHash: response.responseHash, argsDigest: run.argsDigest }, run.started);
     return response;

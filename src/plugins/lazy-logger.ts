@@ -38,13 +38,31 @@ class LazyChild {
     return this.enabled(level) && this.real.isLevelEnabled(level);
   }
 
-  readonly fatal: LogFn = (...args: Parameters<LogFn>) => this.emit('fatal', args);
-  readonly error: LogFn = (...args: Parameters<LogFn>) => this.emit('error', args);
-  readonly warn: LogFn = (...args: Parameters<LogFn>) => this.emit('warn', args);
-  readonly info: LogFn = (...args: Parameters<LogFn>) => this.emit('info', args);
-  readonly debug: LogFn = (...args: Parameters<LogFn>) => this.emit('debug', args);
-  readonly trace: LogFn = (...args: Parameters<LogFn>) => this.emit('trace', args);
-  readonly silent: LogFn = () => undefined;
+  fatal(...args: Parameters<LogFn>): void {
+    this.emit('fatal', args);
+  }
+
+  error(...args: Parameters<LogFn>): void {
+    this.emit('error', args);
+  }
+
+  warn(...args: Parameters<LogFn>): void {
+    this.emit('warn', args);
+  }
+
+  info(...args: Parameters<LogFn>): void {
+    this.emit('info', args);
+  }
+
+  debug(...args: Parameters<LogFn>): void {
+    this.emit('debug', args);
+  }
+
+  trace(...args: Parameters<LogFn>): void {
+    this.emit('trace', args);
+  }
+
+  silent(): void {}
 
   child(bindings: Bindings, opts?: ChildLoggerOptions): Logger {
     return this.real.child(bindings, opts);

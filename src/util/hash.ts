@@ -18,7 +18,7 @@ export function canonicalJson(value: unknown): string {
   }
   const obj = value as Record<string, unknown>;
   const keys = Object.keys(obj);
-  if (!isSorted(keys)) keys.sort();
+  sortKeys(keys);
   let out = '{';
   let first = true;
   for (const k of keys) {
@@ -30,9 +30,21 @@ export function canonicalJson(value: unknown): string {
   return out + '}';
 }
 
-function isSorted(keys: readonly string[]): boolean {
-  for (let i = 1; i < keys.length; i++) if ((keys[i - 1] as string) > (keys[i] as string)) return false;
-  return true;
+/** Sorts in place by UTF-16 code units, like the default sort; insertion sort for the few keys of an argument object (no temporary array). */
+function sortKeys(keys: string[]): void {
+  if (keys.length > 16) {
+    keys.sort();
+    return;
+  }
+  for (let i = 1; i < keys.length; i++) {
+    const k = keys[i] as string;
+    let j = i - 1;
+    while (j >= 0 && (keys[j] as string) > k) {
+      keys[j + 1] = keys[j] as string;
+      j--;
+    }
+    keys[j + 1] = k;
+  }
 }
 
 export function digest(value: unknown): string {

@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { catchError, inMs, nextEvent } from '../helpers/mcp-events.js';
 import { groupMembers, EVERYTHING, FILESYSTEM } from '../helpers/processes.js';
 import { McpPool, type McpServerState } from '../../src/mcp/pool.js';
+import { Cancel } from '../../src/util/cancel.js';
 import type { McpStdioServer } from '../../src/tools/mcp-server-schema.js';
 
 const LONG_OP = 'trigger-long-running-operation';
@@ -171,10 +172,10 @@ describe('server-everything over stdio', () => {
   });
 
   it('aborts a call through its signal', async () => {
-    const controller = new AbortController();
+    const cancel = new Cancel();
     // Abort at the first sign of life from the running tool.
     const err = await catchError(pool.callTool('everything', LONG_OP, { duration: 2, steps: 10 }, {
-      deadline: inMs(10000), signal: controller.signal, onProgress: () => controller.abort(),
+      deadline: inMs(10000), cancel, onProgress: () => cancel.abort(new Error('stop')),
     }));
     expect(err.kind).toBe('aborted');
     const request = trace.findLast((t) => t.direction === 'out' && 'method' in t.message && t.message.method === 'tools/call');
@@ -215,8 +216,8 @@ describe('server-everything over stdio', () => {
   it('bounds in-flight calls and the queue, then fails with unavailable', async () => {
     const spec = stdioEverything('tight', { pool: { maxInFlight: 2, maxQueue: 1 } });
     expect(await pool.updateServer(spec)).toBe('added');
-    const controller = new AbortController();
-    const slow = () => pool.callTool('tight', LONG_OP, { duration: 10, steps: 10 }, { deadline: inMs(15000), signal: controller.signal });
+    const cancel = new Cancel();
+    const slow = () => pool.callTool('tight', LONG_OP, { duration: 10, steps: 10 }, { deadline: inMs(15000), cancel });
     const running = [slow(), slow(), slow()].map((p) => catchError(p));
     await untilState(pool, 'tight', 'ready');
     await new Promise<void>((resolve) => setImmediate(resolve));
@@ -227,7 +228,7 @@ describe('server-everything over stdio', () => {
     expect(refused.details.mayHaveReachedServer).toBe(false);
     expect(refused.details.retryAfterMs).toBeGreaterThan(0);
 
-    controller.abort();
+    cancel.abort(new Error('stop'));
     expect((await Promise.all(running)).map((e) => e.kind)).toEqual(['aborted', 'aborted', 'aborted']);
     expect(text(await echo(pool, 'tight', 'free again'))).toBe('Echo: free again');
     const pid = pool.status('tight')!.pid!;
