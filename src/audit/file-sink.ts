@@ -66,8 +66,8 @@ export class FileAuditSink implements AuditSink {
   /** Writes what was buffered when this flush was asked for; later records go with the next flush. */
   private async drain(): Promise<void> {
     if (this.buffer.length === 0) return;
-    const data = this.buffer.splice(0).join('');
-    const bytes = Buffer.byteLength(data);
+    const data = Buffer.from(this.buffer.splice(0).join(''), 'utf8'); // one pass over the text
+    const bytes = data.length;
     if (this.maxBytes > 0 && this.size > 0 && this.size + bytes > this.maxBytes) await this.rotate();
     const fh = await this.handle;
     await fh.appendFile(data);

@@ -75,6 +75,7 @@ export class HealthBook {
     const breaker = new CircuitBreaker<[Run], unknown>((run: Run) => run(), {
       timeout: false,
       enableSnapshots: false, // no per-breaker snapshot timer: we read state on demand
+      rollingPercentilesEnabled: false, // latency is kept here (EWMA); no per-call array of latencies
       resetTimeout: cfg.resetTimeoutMs,
       rollingCountTimeout: cfg.rollingCountTimeoutMs,
       volumeThreshold: cfg.volumeThreshold,
