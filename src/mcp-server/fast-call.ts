@@ -25,6 +25,17 @@ const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typ
  * SDK's transport, which answers with its own checks and errors.
  */
 export function asFastCall(req: FastifyRequest, msg: unknown): FastCall | undefined {
+  const call = plainToolCall(msg);
+  if (!call) return undefined;
+  const accept = header(req.headers, 'accept') ?? '';
+  if (!accept.includes('application/json') || !accept.includes('text/event-stream')) return undefined;
+  const version = header(req.headers, 'mcp-protocol-version');
+  if (version !== undefined && !SUPPORTED_PROTOCOL_VERSIONS.includes(version)) return undefined;
+  return call;
+}
+
+/** A well-formed `tools/call` request without a progress token, or undefined. */
+export function plainToolCall(msg: unknown): FastCall | undefined {
   if (!isObject(msg) || msg['jsonrpc'] !== '2.0' || msg['method'] !== 'tools/call') return undefined;
   const id = msg['id'];
   const params = msg['params'];
@@ -34,10 +45,6 @@ export function asFastCall(req: FastifyRequest, msg: unknown): FastCall | undefi
   if (typeof name !== 'string' || !isObject(args)) return undefined;
   const meta = params['_meta'];
   if (isObject(meta) && meta['progressToken'] !== undefined) return undefined;
-  const accept = header(req.headers, 'accept') ?? '';
-  if (!accept.includes('application/json') || !accept.includes('text/event-stream')) return undefined;
-  const version = header(req.headers, 'mcp-protocol-version');
-  if (version !== undefined && !SUPPORTED_PROTOCOL_VERSIONS.includes(version)) return undefined;
   return { id, name, args };
 }
 

@@ -9,6 +9,7 @@ import { normalizeOrigins, originProblem, type Binding } from './origin.js';
 import { buildMcpServer } from './server.js';
 import { McpSessions } from './sessions.js';
 import { answerFastCall, asFastCall, cancelFastCall } from './fast-call.js';
+import { LegacySse } from './legacy-sse.js';
 
 const LIMITS = { perCaller: 32, idleMs: 30 * 60 * 1000 };
 
@@ -70,14 +71,19 @@ export async function mcpServerRoutes(app: FastifyInstance, opts: { gw: Gateway 
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'string' }, (_req, body, done) => done(null, body));
 
+  // Clients that speak only the legacy SSE transport: GET /sse, POST /messages.
+  const legacy = new LegacySse(deps, (caller) => buildMcpServer(deps, caller), LIMITS.perCaller);
+  legacy.register(app, fastCalls);
+
   const onReload = (r: ReloadResult) => {
     if (r.added.length + r.changed.length + r.removed.length === 0) return;
     sessions.forEach((s) => void s.server.sendToolListChanged().catch(() => undefined));
+    legacy.forEach((server) => void server.sendToolListChanged().catch(() => undefined));
   };
   gw.on('reload', onReload);
   app.addHook('preClose', async () => {
     gw.off('reload', onReload);
-    await sessions.closeAll();
+    await Promise.all([sessions.closeAll(), legacy.closeAll()]);
   });
 
   const handle = async (req: FastifyRequest, reply: FastifyReply) => {

@@ -11,7 +11,7 @@ function startsWork(req: FastifyRequest): boolean {
   // The raw URL, not req.routeOptions (a getter building an object per access); an unknown
   // /v1/ path counts too, which only matters while draining.
   const url = req.raw.url ?? '';
-  return url.startsWith('/v1/') || url === '/mcp' || url.startsWith('/mcp?');
+  return url.startsWith('/v1/') || url === '/mcp' || url.startsWith('/mcp?') || url.startsWith('/messages');
 }
 
 /**

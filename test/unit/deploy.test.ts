@@ -548,7 +548,7 @@ describe('docker-compose.yml', () => {
     for (const name of replicas) expect(dependsOn(lb).get(name), `lb waits for ${name}`).toBe('service_healthy');
   });
 
-  it('deploy/nginx.conf: listens on the published port; least_conn over every replica; /mcp sticky by session', () => {
+  it('deploy/nginx.conf: listens on the published port; least_conn over every replica; /mcp sticky by session, the SSE transport by client', () => {
     const conf = read('deploy/nginx.conf').replace(/#.*$/gm, '');
     const published = containerPorts(service('lb'));
     expect(published).toHaveLength(1);
@@ -563,6 +563,11 @@ describe('docker-compose.yml', () => {
     const mcp = upstreams.get(passTo('/mcp')) ?? '';
     expect(mcp).toMatch(/\bhash\s+\$http_mcp_session_id\b/);
     expect(servers(mcp)).toEqual(all);
+    // The legacy SSE transport: stream and messages on one replica, sticky by client address.
+    const sse = upstreams.get(passTo('/sse')) ?? '';
+    expect(passTo('/messages')).toBe(passTo('/sse'));
+    expect(sse).toMatch(/\bhash\s+\$remote_addr\b/);
+    expect(servers(sse)).toEqual(all);
   });
 
   it("each replica's REDIS_URL names the redis service; the config's key variables are required", () => {

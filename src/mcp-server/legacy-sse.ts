@@ -1,0 +1,145 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { SSEServerTransport } from '@modelcontextprotocol/sdk/server/sse.js';
+import type { Caller } from '../auth/caller.js';
+import { GatewayError } from '../errors.js';
+import { newId } from '../util/ids.js';
+import { plainToolCall } from './fast-call.js';
+import { header, runMcpCall, type McpServerDeps } from './server.js';
+
+/** The legacy transport's paths (MCP 2024-11-05 "HTTP with SSE"): the stream, and where its messages are posted. */
+export const SSE_PATH = '/sse';
+export const MESSAGES_PATH = '/messages';
+const KEEPALIVE_MS = 25_000;
+
+interface SseSession {
+  readonly transport: SSEServerTransport;
+  readonly server: Server;
+  readonly callerId: string;
+  readonly opened: number;
+  /** Cancels of this session's calls answered on the stream, by JSON-RPC id. */
+  readonly calls: Map<string | number, (reason: Error) => void>;
+}
+
+/**
+ * toolgate as an MCP server over the legacy SSE transport, for clients that do not speak
+ * Streamable HTTP yet: `GET /sse` opens the session's stream (its first event names the URL to
+ * post to), `POST /messages?sessionId=…` carries the client's messages, answered 202 with the
+ * replies on the stream. Same origin check, key and per-caller binding as `/mcp`. A plain
+ * `tools/call` goes straight to the pipeline (202 at once, the result on the stream when it is
+ * ready); everything else through the SDK's Server, as on `/mcp`.
+ */
+export class LegacySse {
+  private readonly sessions = new Map<string, SseSession>();
+
+  constructor(
+    private readonly deps: McpServerDeps,
+    private readonly build: (caller: Caller) => Server,
+    private readonly perCaller: number,
+  ) {}
+
+  get size(): number {
+    return this.sessions.size;
+  }
+
+  forEach(fn: (server: Server) => void): void {
+    for (const s of this.sessions.values()) fn(s.server);
+  }
+
+  register(app: FastifyInstance, fastCalls: boolean): void {
+    app.get(SSE_PATH, { schema: { summary: 'MCP over the legacy SSE transport: opens a session stream (its first event, `endpoint`, is the URL to POST messages to)', tags: ['mcp'] } }, (req, reply) => this.open(req, reply));
+    app.post(MESSAGES_PATH, { schema: { summary: 'MCP over the legacy SSE transport: one client message for the session named by `sessionId` (202; replies go to its stream)', tags: ['mcp'] } }, (req, reply) => this.message(req, reply, fastCalls));
+  }
+
+  /** Ends every stream (shutdown). */
+  async closeAll(): Promise<void> {
+    await Promise.all([...this.sessions.values()].map((s) => s.server.close().catch(() => undefined)));
+    this.sessions.clear();
+  }
+
+  private async open(req: FastifyRequest, reply: FastifyReply): Promise<void> {
+    const caller = req.caller;
+    const transport = new SSEServerTransport(MESSAGES_PATH, reply.raw);
+    const server = this.build(caller);
+    const session: SseSession = { transport, server, callerId: caller.id, opened: Date.now(), calls: new Map() };
+    this.makeRoom(caller.id);
+    this.sessions.set(transport.sessionId, session);
+    reply.hijack();
+    reply.raw.setHeader('x-accel-buffering', 'no');
+    const keepalive = setInterval(() => reply.raw.write(': keepalive\n\n'), KEEPALIVE_MS);
+    keepalive.unref();
+    reply.raw.on('close', () => {
+      clearInterval(keepalive);
+      this.sessions.delete(transport.sessionId);
+      for (const cancel of session.calls.values()) cancel(new GatewayError('UNAVAILABLE', 'the MCP client closed its stream; the call was cancelled'));
+      void server.close().catch(() => undefined);
+    });
+    await server.connect(transport); // writes the head and the `endpoint` event
+  }
+
+  private async message(req: FastifyRequest, reply: FastifyReply, fastCalls: boolean): Promise<unknown> {
+    const id = (req.query as Record<string, unknown> | undefined)?.['sessionId'];
+    const session = typeof id === 'string' ? this.sessions.get(id) : undefined;
+    // Another key's session is not found either: a key learns nothing about others' sessions.
+    if (!session || session.callerId !== req.caller.id) return reply.code(404).type('text/plain').send('Session not found');
+    let msg: unknown;
+    try {
+      msg = typeof req.body === 'string' ? JSON.parse(req.body) : undefined;
+    } catch {
+      msg = undefined;
+    }
+    if (msg === undefined) return reply.code(400).type('text/plain').send('Invalid message: the body must be one JSON-RPC message');
+    const call = fastCalls ? plainToolCall(msg) : undefined;
+    if (call) {
+      void this.answerOnStream(session, call, req);
+      return reply.code(202).type('text/plain').send('Accepted');
+    }
+    cancelled(session, msg);
+    try {
+      await session.transport.handleMessage(msg, { requestInfo: { headers: req.headers } });
+    } catch {
+      return reply.code(400).type('text/plain').send('Invalid message: not a JSON-RPC message');
+    }
+    return reply.code(202).type('text/plain').send('Accepted');
+  }
+
+  /** A tools/call straight through the pipeline; its result (failures included) goes to the stream. */
+  private async answerOnStream(session: SseSession, call: { id: string | number; name: string; args: Record<string, unknown> }, req: FastifyRequest): Promise<void> {
+    let abort: ((reason: Error) => void) | undefined;
+    const cancel = (reason: Error) => abort?.(reason);
+    session.calls.set(call.id, cancel);
+    try {
+      const result = await runMcpCall(this.deps, req.caller, call.name, call.args, {
+        requestId: header(req.headers, 'x-request-id') ?? newId('r'),
+        headers: req.headers,
+        sessionId: session.transport.sessionId,
+        onClientGone: (a) => {
+          abort = a;
+          return () => (abort = undefined);
+        },
+      });
+      await session.transport.send({ jsonrpc: '2.0', id: call.id, result });
+    } catch {
+      // The stream closed meanwhile: nobody is left to answer (the call itself is audited).
+    } finally {
+      if (session.calls.get(call.id) === cancel) session.calls.delete(call.id);
+    }
+  }
+
+  /** One caller holds at most `perCaller` streams: opening one more ends its oldest. */
+  private makeRoom(callerId: string): void {
+    const mine = [...this.sessions.values()].filter((s) => s.callerId === callerId);
+    if (mine.length < this.perCaller) return;
+    const oldest = mine.reduce((a, b) => (b.opened < a.opened ? b : a));
+    void oldest.server.close().catch(() => undefined);
+  }
+}
+
+/** A `notifications/cancelled` for a call answered on the stream cancels it (the SDK never saw that request). */
+function cancelled(session: SseSession, msg: unknown): void {
+  if (msg === null || typeof msg !== 'object') return;
+  const m = msg as { method?: unknown; params?: { requestId?: unknown } };
+  if (m.method !== 'notifications/cancelled') return;
+  const id = m.params?.requestId;
+  if (typeof id === 'string' || typeof id === 'number') session.calls.get(id)?.(new GatewayError('UNAVAILABLE', 'the MCP client cancelled the call'));
+}
