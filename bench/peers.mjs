@@ -46,6 +46,8 @@ const duration = Number(flag('--duration', '10'));
 const warmupS = Number(flag('--warmup', '2'));
 const only = flag('--only', '').split(',').filter(Boolean);
 const profile = has('--profile');
+// --profile-paths mcp,sse,rest (default mcp,rest): which of toolgate's paths to profile.
+const profilePaths = flag('--profile-paths', 'mcp,rest').split(',').filter(Boolean);
 const distDir = flag('--dist', join(root, 'dist'));
 const SERIAL_MAX_MS = 30_000; // a peer slower than 30 ms a call gets fewer serial calls (n says how many)
 const CALL_TIMEOUT = 30_000;
@@ -473,6 +475,16 @@ await runTarget('toolgate-mcp', 'toolgate `/mcp` (Streamable HTTP)', async (row)
     tg.h.cleanup();
   }
 });
+await runTarget('toolgate-sse', 'toolgate `/sse` (legacy SSE transport)', async (row) => {
+  const tg = await startToolgate();
+  try {
+    const client = await mcpClient('sse', `${tg.url}/sse`);
+    await measure(row, { client, makeClient: () => mcpClient('sse', `${tg.url}/sse`), rssPid: tg.h.pid });
+  } finally {
+    await stopGroup(tg.h);
+    tg.h.cleanup();
+  }
+});
 await runTarget('toolgate-rest', 'toolgate REST `POST /v1/tools/everything.echo/call`', async (row) => {
   const tg = await startToolgate();
   try {
@@ -527,10 +539,10 @@ const peersMeasured = rows.filter((r) => !r.id.startsWith('toolgate') && r.id !=
 if (peersMeasured.length) {
   const bestRps = best((r) => r.conc.rps);
   const bestMedian = Math.min(...peersMeasured.map((r) => r.serial.median));
-  for (const id of ['toolgate-mcp', 'toolgate-rest']) {
+  for (const id of ['toolgate-mcp', 'toolgate-sse', 'toolgate-rest']) {
     const r = rows.find((x) => x.id === id && x.conc);
     if (!r) continue;
-    md += `\n${id === 'toolgate-mcp' ? 'toolgate `/mcp`' : 'toolgate REST'}: serial median ${ms(r.serial.median)} ms vs the best peer's ${ms(bestMedian)} ms (${r.serial.median <= bestMedian ? 'ahead' : '**behind**'}); ${Math.round(r.conc.rps)} calls/s vs the best peer's ${Math.round(bestRps)} (${r.conc.rps >= bestRps ? 'ahead' : '**behind**'}).`;
+    md += `\n${id === 'toolgate-mcp' ? 'toolgate `/mcp`' : id === 'toolgate-sse' ? 'toolgate `/sse`' : 'toolgate REST'}: serial median ${ms(r.serial.median)} ms vs the best peer's ${ms(bestMedian)} ms (${r.serial.median <= bestMedian ? 'ahead' : '**behind**'}); ${Math.round(r.conc.rps)} calls/s vs the best peer's ${Math.round(bestRps)} (${r.conc.rps >= bestRps ? 'ahead' : '**behind**'}).`;
   }
   md += '\n';
 }
@@ -538,13 +550,13 @@ const json = rows.map((r) => ({ id: r.id, error: r.error, serial: r.serial && { 
 
 // ---- optional profile of toolgate under the concurrent load, /mcp and REST each in a fresh process ----
 if (profile) {
-  for (const path of ['mcp', 'rest']) {
+  for (const path of profilePaths) {
     log(`profile: toolgate ${path} under --cpu-prof…`);
     const profDir = mkdtempSync(join(tmpdir(), 'toolgate-peers-prof-'));
     const spawnedAt = performance.now();
     const tg = await startToolgate({ nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${profDir}`] });
     const rest = path === 'rest' ? restClientFactory(tg.url, clients) : null;
-    const make = rest ? rest.make : () => mcpClient('http', `${tg.url}/mcp`);
+    const make = rest ? rest.make : () => mcpClient(path === 'sse' ? 'sse' : 'http', `${tg.url}/${path}`);
     const w = await make();
     await serial(w);
     await w.close();
@@ -560,7 +572,7 @@ if (profile) {
     const s = summarize(file, { rootDir: root, top: 25, fromMs, toMs: fromMs + duration * 1000 });
     const perCall = (msSelf) => Math.round((msSelf * 1000) / c.ok);
     const idle = s.functions.find((f) => f.name === '(idle)');
-    md += `\n### Profile: toolgate ${path === 'mcp' ? '`/mcp`' : 'REST'}, ${clients} clients: ${Math.round(c.rps)} calls/s, main thread ${Math.round(100 - (idle?.pct ?? 0))} % busy\n\nSelf time per call (wall time on the main thread, within the ${duration} s counted):\n\n| µs / call | self % | function | where | callers |\n| --- | --- | --- | --- | --- |\n`;
+    md += `\n### Profile: toolgate ${path === 'rest' ? 'REST' : `\`/${path}\``}, ${clients} clients: ${Math.round(c.rps)} calls/s, main thread ${Math.round(100 - (idle?.pct ?? 0))} % busy\n\nSelf time per call (wall time on the main thread, within the ${duration} s counted):\n\n| µs / call | self % | function | where | callers |\n| --- | --- | --- | --- | --- |\n`;
     for (const f of s.functions) md += `| ${perCall(f.selfMs)} | ${f.pct.toFixed(1)} | ${f.name} | ${f.where} | ${f.callers.join('; ').replaceAll('|', '\\|')} |\n`;
     md += '\n| µs / call | package |\n| --- | --- |\n';
     for (const p of s.packages.slice(0, 15)) md += `| ${perCall(p.selfMs)} | ${p.pkg} |\n`;

@@ -120,11 +120,41 @@ export class ProcessGroupStdioTransport implements Transport {
     if (!stdin || this.exitInfo || !stdin.writable) {
       return Promise.reject(new ChildGoneError('stdio server process is not running'));
     }
-    // The callback runs once the line is handed to the OS (or failed), backpressure included.
+    // The first message of a turn of the event loop goes out at once; the others sent in that turn
+    // follow in one write (under load, one wakeup of the server for many calls). Each promise
+    // settles once its line is handed to the OS (or failed).
     return new Promise<void>((resolve, reject) => {
-      stdin.write(serializeMessage(message), (err) => (err ? reject(err) : resolve()));
+      const line = serializeMessage(message);
+      if (this.turnStarted) {
+        this.outbox.push({ line, resolve, reject });
+        return;
+      }
+      this.turnStarted = true;
+      setImmediate(this.flush);
+      stdin.write(line, (err) => (err ? reject(err) : resolve()));
     });
   }
+
+  private outbox: { line: string; resolve: () => void; reject: (err: Error) => void }[] = [];
+  private turnStarted = false;
+
+  private readonly flush = (): void => {
+    this.turnStarted = false;
+    const batch = this.outbox;
+    if (batch.length === 0) return;
+    this.outbox = [];
+    const stdin = this.child?.stdin;
+    if (!stdin || this.exitInfo || !stdin.writable) {
+      const gone = new ChildGoneError('stdio server process is not running');
+      for (const m of batch) m.reject(gone);
+      return;
+    }
+    const text = batch.length === 1 ? (batch[0] as { line: string }).line : batch.map((m) => m.line).join('');
+    stdin.write(text, (err) => {
+      for (const m of batch) if (err) m.reject(err);
+      else m.resolve();
+    });
+  };
 
   /** Ends the whole process group (SIGTERM, then SIGKILL after the grace) and waits for it. */
   async close(): Promise<void> {
