@@ -19,20 +19,21 @@ const machine = `${cpus()[0]?.model ?? 'unknown CPU'}, ${cpus().length} cores, $
 const file = 'docs/benchmarks.md';
 // The document is curated (headings, notes, earlier runs); each bench owns only the block between
 // its markers, <!-- bench:<id> --> and <!-- /bench:<id> -->, which a run replaces. A bench without
-// markers yet gets a new section at the end.
-let doc = existsSync(file) ? readFileSync(file, 'utf8') : '# Benchmarks\n';
+// markers yet gets a new section at the end. The file is read again before each write, so edits
+// made while a long bench runs are kept.
+mkdirSync('docs', { recursive: true });
 for (const b of benches) {
   const id = b.args.find((a) => a.startsWith('bench/')).replace(/^bench\/|\.mjs$/g, '');
   process.stderr.write(`bench: ${b.name}…\n`);
+  const startLoad = loadavg()[0];
   const r = spawnSync(process.execPath, b.args, { encoding: 'utf8', maxBuffer: 64 * 2 ** 20 });
   const body = r.status === 0 ? r.stdout.trim() : `(failed with ${r.status ?? r.signal})\n\n\`\`\`\n${(r.stderr || r.stdout).slice(-2000)}\n\`\`\``;
-  const block = `<!-- bench:${id} -->\nMeasured ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC on ${machine} (load average ${loadavg()[0].toFixed(1)} at the start).\n\n${body}\n<!-- /bench:${id} -->`;
+  const block = `<!-- bench:${id} -->\nMeasured ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC on ${machine} (load average ${startLoad.toFixed(1)} at the start).\n\n${body}\n<!-- /bench:${id} -->`;
   const open = `<!-- bench:${id} -->`;
   const close = `<!-- /bench:${id} -->`;
+  const doc = existsSync(file) ? readFileSync(file, 'utf8') : '# Benchmarks\n';
   const at = doc.indexOf(open);
   const end = doc.indexOf(close);
-  doc = at >= 0 && end > at ? doc.slice(0, at) + block + doc.slice(end + close.length) : `${doc.trimEnd()}\n\n## ${b.name}\n\n${block}\n`;
+  writeFileSync(file, at >= 0 && end > at ? doc.slice(0, at) + block + doc.slice(end + close.length) : `${doc.trimEnd()}\n\n## ${b.name}\n\n${block}\n`);
   process.stdout.write(`\n## ${b.name}\n\n${block}\n`);
 }
-mkdirSync('docs', { recursive: true });
-writeFileSync(file, doc);
