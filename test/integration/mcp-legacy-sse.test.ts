@@ -126,4 +126,20 @@ describe('toolgate as an MCP server over the legacy SSE transport', () => {
     await running;
     await untilAsync(async () => (await gw.audit()).some((r) => r['tool'] === 'slow.thing' && r['outcome'] === 'error'), 'the audit record');
   });
+
+  it('while the gateway drains, new messages get 503 UNAVAILABLE (a stream may stay open until close)', async () => {
+    gw.app.gw.draining = true;
+    try {
+      const res = await fetch(`${base}/messages?sessionId=any`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${AGENT}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} }),
+      });
+      expect(res.status).toBe(503);
+      expect(res.headers.get('retry-after')).toBe('1');
+      expect((await res.json()).error.code).toBe('UNAVAILABLE');
+    } finally {
+      gw.app.gw.draining = false;
+    }
+  });
 });
