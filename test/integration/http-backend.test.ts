@@ -63,6 +63,7 @@ describe('HTTP backend', () => {
           backends: [{ id: 'up', http: { url: `${up.url}/chunked`, maxResponseBytes: 1000 } }],
         },
         'stall.yaml': httpTool('stall.thing', `${up.url}/stall-body`, { timeoutMs: 300 }),
+        'cut.yaml': httpTool('cut.thing', `${up.url}/cut-body`, { breaker: { failureThreshold: 100 } }),
         'badjson.yaml': httpTool('badjson.thing', `${up.url}/badjson`),
         'long.yaml': httpTool('long.text', `${up.url}/long`, { result: { maxBytes: 100 } }),
         'shape.yaml': httpTool('shape.thing', `${up.url}/shape`, {
@@ -90,6 +91,13 @@ describe('HTTP backend', () => {
         res.writeHead(200, { 'content-type': 'text/plain' });
         for (let i = 0; i < 10; i++) res.write('y'.repeat(300));
         return void res.end();
+      }
+      if (url.pathname === '/cut-body') {
+        // Headers promise 1,000 bytes; 10 arrive, then the connection is cut.
+        res.writeHead(200, { 'content-type': 'application/json', 'content-length': '1000' });
+        res.write('{"partial"');
+        setTimeout(() => res.socket?.destroy(), 20);
+        return;
       }
       if (url.pathname === '/stall-body') {
         // Headers and half the declared body, then nothing: the deadline must end the read.
@@ -211,6 +219,13 @@ describe('HTTP backend', () => {
     expect(stalled.json().error.code).toBe('TIMEOUT');
     expect(Date.now() - started).toBeLessThan(3000);
     await until(() => up.seen.filter((s) => s.url === '/stall-body').every((s) => s.aborted), 'the stalled response to be abandoned');
+  });
+
+  it('a connection cut in the middle of the body is an upstream error (502), not a hang or a 500', async () => {
+    const res = await gw.call('cut.thing', {});
+    expect(res.statusCode).toBe(502);
+    expect(res.json().error.code).toBe('UPSTREAM_ERROR');
+    expect(res.json().error.message).toMatch(/could not be reached/);
   });
 
   it('reports invalid JSON from the upstream as UPSTREAM_ERROR', async () => {
