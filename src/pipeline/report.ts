@@ -1,5 +1,7 @@
 import { GatewayError } from '../errors.js';
-import { auditRecord, redactArgs } from '../audit/record.js';
+import { redactArgs } from '../audit/record.js';
+import type { AuditRecord } from '../audit/types.js';
+import { newId } from '../util/ids.js';
 import { scrubSecrets } from '../audit/redact.js';
 import type { CompiledTool } from '../tools/types.js';
 import { digest } from '../util/hash.js';
@@ -29,27 +31,31 @@ export function reportCall(
   started: number,
 ): void {
   const toolName = tool?.name ?? req.toolName;
-  deps.audit.write(
-    auditRecord({
-      event: 'call',
-      requestId: req.requestId,
-      callId,
-      sessionId: req.sessionId,
-      caller: req.caller.id,
-      tool: toolName,
-      backend: out.backend,
-      attempts: trail.attempts,
-      args: redactArgs(tool, req.args, deps.secrets),
-      argsDigest: out.argsDigest ?? digest(req.args ?? null),
-      outcome: out.outcome,
-      errorCode: out.errorCode,
-      durationMs: out.durationMs,
-      responseHash: out.responseHash,
-      policy: { ...trail },
-      ...(out.confirmationId ?? req.approval ? { confirmationId: out.confirmationId ?? req.approval?.confirmationId } : {}),
-      ...(req.approval ? { approver: req.approval.approver } : {}),
-    }),
-  );
+  // One object literal in a fixed key order (the same JSON as auditRecord's spread, built without
+  // the spread: this runs for every call).
+  const record: AuditRecord = {
+    id: newId('a'),
+    ts: new Date().toISOString(),
+    event: 'call',
+    requestId: req.requestId,
+    callId,
+    sessionId: req.sessionId,
+    caller: req.caller.id,
+    tool: toolName,
+    backend: out.backend,
+    attempts: trail.attempts,
+    args: redactArgs(tool, req.args, deps.secrets),
+    argsDigest: out.argsDigest ?? digest(req.args ?? null),
+    outcome: out.outcome,
+    errorCode: out.errorCode,
+    durationMs: out.durationMs,
+    responseHash: out.responseHash,
+    policy: { ...trail },
+  };
+  const confirmationId = out.confirmationId ?? req.approval?.confirmationId;
+  if (confirmationId !== undefined) record.confirmationId = confirmationId;
+  if (req.approval) record.approver = req.approval.approver;
+  deps.audit.write(record);
   if (tool && out.outcome !== 'pending_confirmation' && out.outcome !== 'accepted') {
     deps.onCallEnd?.({
       tool: tool.name,

@@ -137,7 +137,7 @@ describe('toolgate as an MCP server over the legacy SSE transport', () => {
       });
       expect(res.status).toBe(503);
       expect(res.headers.get('retry-after')).toBe('1');
-      expect((await res.json()).error.code).toBe('UNAVAILABLE');
+      expect(((await res.json()) as { error: { code: string } }).error.code).toBe('UNAVAILABLE');
     } finally {
       gw.app.gw.draining = false;
     }
