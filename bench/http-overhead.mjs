@@ -27,7 +27,7 @@ import { mkdtempSync, readdirSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { request } from 'undici';
-import { makeGatewayDir, requireDist, root, startGateway } from './lib/gateway.mjs';
+import { benchEchoTool, makeGatewayDir, requireDist, root, startGateway } from './lib/gateway.mjs';
 import { load, median } from './lib/load.mjs';
 import { cpuMs, delay, spawnServer, stop } from './lib/proc.mjs';
 import { summarize } from './lib/cpuprofile.mjs';
@@ -46,20 +46,13 @@ const profile = has('--profile');
 const profileRate = Number(flag('--profile-rate', '0'));
 requireDist();
 
-const toolYaml = (upstreamUrl) => `name: bench.echo
-description: Bench tool. Forwards its arguments to the tiny upstream and returns its JSON answer.
-inputSchema:
-  type: object
-  required: [message]
-  additionalProperties: false
-  properties:
-    message: { type: string, maxLength: 200 }
-    count: { type: integer, minimum: 0, maximum: 100 }
-sideEffect: read
-backends:
-  - id: upstream
+const toolYaml = (upstreamUrl) =>
+  benchEchoTool(
+    'Bench tool. Forwards its arguments to the tiny upstream and returns its JSON answer.',
+    `  - id: upstream
     http: { method: POST, url: "${upstreamUrl}/echo", body: "{{arguments}}" }
-`;
+`,
+  );
 
 const argsBody = { message: 'hello', count: 3 };
 const servers = [];

@@ -465,39 +465,35 @@ await runTarget('direct', 'direct: SDK client → server-everything over stdio (
 });
 
 // toolgate: a fresh gateway for each path, so that each RSS is its own
-await runTarget('toolgate-mcp', 'toolgate `/mcp` (Streamable HTTP)', async (row) => {
+async function withToolgate(fn) {
   const tg = await startToolgate();
   try {
-    const client = await mcpClient('http', `${tg.url}/mcp`);
-    await measure(row, { client, makeClient: () => mcpClient('http', `${tg.url}/mcp`), rssPid: tg.h.pid });
+    await fn(tg);
   } finally {
     await stopGroup(tg.h);
     tg.h.cleanup();
   }
-});
-await runTarget('toolgate-sse', 'toolgate `/sse` (legacy SSE transport)', async (row) => {
-  const tg = await startToolgate();
-  try {
-    const client = await mcpClient('sse', `${tg.url}/sse`);
-    await measure(row, { client, makeClient: () => mcpClient('sse', `${tg.url}/sse`), rssPid: tg.h.pid });
-  } finally {
-    await stopGroup(tg.h);
-    tg.h.cleanup();
-  }
-});
-await runTarget('toolgate-rest', 'toolgate REST `POST /v1/tools/everything.echo/call`', async (row) => {
-  const tg = await startToolgate();
-  try {
+}
+for (const [id, label, kind, path] of [
+  ['toolgate-mcp', 'toolgate `/mcp` (Streamable HTTP)', 'http', '/mcp'],
+  ['toolgate-sse', 'toolgate `/sse` (legacy SSE transport)', 'sse', '/sse'],
+]) {
+  await runTarget(id, label, (row) =>
+    withToolgate(async (tg) => {
+      const make = () => mcpClient(kind, `${tg.url}${path}`);
+      await measure(row, { client: await make(), makeClient: make, rssPid: tg.h.pid });
+    }),
+  );
+}
+await runTarget('toolgate-rest', 'toolgate REST `POST /v1/tools/everything.echo/call`', (row) =>
+  withToolgate(async (tg) => {
     const rest = restClientFactory(tg.url, clients);
     const client = await rest.make();
     await measure(row, { client, makeClient: rest.make, rssPid: tg.h.pid, sharedOnly: true });
     row.note = `undici Pool, ${clients} keep-alive connections`;
     await rest.close();
-  } finally {
-    await stopGroup(tg.h);
-    tg.h.cleanup();
-  }
-});
+  }),
+);
 
 // the peers
 const peersMissing = peerTargets.some((t) => want(t.id)) ? ensurePeers() : null;

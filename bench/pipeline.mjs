@@ -14,7 +14,7 @@ import { mkdtempSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { requireDist, root } from './lib/gateway.mjs';
+import { benchEchoTool, requireDist, root } from './lib/gateway.mjs';
 import { flag } from './lib/args.mjs';
 
 const loops = Number(flag('--loops', '16'));
@@ -30,23 +30,7 @@ if (ablate.has('breaker')) (await dist('resilience/health.js')).HealthBook.proto
 
 const dir = mkdtempSync(join(tmpdir(), 'toolgate-pipeline-'));
 mkdirSync(join(dir, 'tools.d'));
-writeFileSync(
-  join(dir, 'tools.d', 'echo.yaml'),
-  `name: bench.echo
-description: Bench tool.
-inputSchema:
-  type: object
-  required: [message]
-  additionalProperties: false
-  properties:
-    message: { type: string, maxLength: 200 }
-    count: { type: integer, minimum: 0, maximum: 100 }
-sideEffect: read
-backends:
-  - id: b
-    builtin: echo
-`,
-);
+writeFileSync(join(dir, 'tools.d', 'echo.yaml'), benchEchoTool('Bench tool.', '  - id: b\n    builtin: echo\n'));
 writeFileSync(join(dir, 'gateway.yaml'), `audit:\n  file: "${join(dir, 'audit.jsonl')}"\ntools:\n  dir: "${join(dir, 'tools.d')}"\n  watch: false\n`);
 const { loadConfig } = await dist('config/load.js');
 const { Gateway } = await dist('gateway.js');

@@ -10,6 +10,25 @@ import { delay, freePort, spawnNode, stop } from './proc.mjs';
 
 export const root = fileURLToPath(new URL('../../', import.meta.url));
 
+/**
+ * The tool file of the HTTP and pipeline benches: `bench.echo`, arguments { message, count } under
+ * a strict input schema, served by the backend given as YAML (the lines under `backends:`).
+ */
+export function benchEchoTool(description, backendYaml) {
+  return `name: bench.echo
+description: ${description}
+inputSchema:
+  type: object
+  required: [message]
+  additionalProperties: false
+  properties:
+    message: { type: string, maxLength: 200 }
+    count: { type: integer, minimum: 0, maximum: 100 }
+sideEffect: read
+backends:
+${backendYaml}`;
+}
+
 export function requireDist() {
   if (!existsSync(join(root, 'dist/server.js'))) {
     console.error('No compiled gateway in dist/: run `npm run build` first.');

@@ -53,10 +53,19 @@ const inFlight = new WeakMap<McpSession, Map<RequestId, (reason: Error) => void>
 
 /** A `notifications/cancelled` for a fast call of this session cancels it (the SDK, which never saw the request, ignores it). */
 export function cancelFastCall(session: McpSession, msg: unknown): void {
-  if (!isObject(msg) || msg['method'] !== 'notifications/cancelled' || !isObject(msg['params'])) return;
+  const id = cancelledRequestId(msg);
+  if (id !== undefined) inFlight.get(session)?.get(id)?.(clientCancelled());
+}
+
+/** The request a `notifications/cancelled` names, or undefined for any other message. */
+export function cancelledRequestId(msg: unknown): RequestId | undefined {
+  if (!isObject(msg) || msg['method'] !== 'notifications/cancelled' || !isObject(msg['params'])) return undefined;
   const id = msg['params']['requestId'];
-  if (typeof id !== 'string' && typeof id !== 'number') return;
-  inFlight.get(session)?.get(id)?.(new GatewayError('UNAVAILABLE', 'the MCP client cancelled the call'));
+  return typeof id === 'string' || typeof id === 'number' ? id : undefined;
+}
+
+export function clientCancelled(): GatewayError {
+  return new GatewayError('UNAVAILABLE', 'the MCP client cancelled the call');
 }
 
 /** Runs the call and sends `{ jsonrpc, id, result }`; the client leaving, or cancelling, cancels it. */

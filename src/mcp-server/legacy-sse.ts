@@ -4,7 +4,7 @@ import { SSEServerTransport } from '@modelcontextprotocol/sdk/server/sse.js';
 import type { Caller } from '../auth/caller.js';
 import { GatewayError } from '../errors.js';
 import { newId } from '../util/ids.js';
-import { plainToolCall } from './fast-call.js';
+import { cancelledRequestId, clientCancelled, plainToolCall } from './fast-call.js';
 import { header, runMcpCall, type McpServerDeps } from './server.js';
 
 /** The legacy transport's paths (MCP 2024-11-05 "HTTP with SSE"): the stream, and where its messages are posted. */
@@ -94,7 +94,8 @@ export class LegacySse {
       void this.answerOnStream(session, call, req);
       return reply.code(202).type('text/plain').send('Accepted');
     }
-    cancelled(session, msg);
+    const cancelled = cancelledRequestId(msg);
+    if (cancelled !== undefined) session.calls.get(cancelled)?.(clientCancelled());
     try {
       await session.transport.handleMessage(msg, { requestInfo: { headers: req.headers } });
     } catch {
@@ -133,13 +134,4 @@ export class LegacySse {
     const oldest = mine.reduce((a, b) => (b.opened < a.opened ? b : a));
     void oldest.server.close().catch(() => undefined);
   }
-}
-
-/** A `notifications/cancelled` for a call answered on the stream cancels it (the SDK never saw that request). */
-function cancelled(session: SseSession, msg: unknown): void {
-  if (msg === null || typeof msg !== 'object') return;
-  const m = msg as { method?: unknown; params?: { requestId?: unknown } };
-  if (m.method !== 'notifications/cancelled') return;
-  const id = m.params?.requestId;
-  if (typeof id === 'string' || typeof id === 'number') session.calls.get(id)?.(new GatewayError('UNAVAILABLE', 'the MCP client cancelled the call'));
 }

@@ -345,9 +345,8 @@ export class CallPipeline {
     }
   }
 
-  /** A fresh cached result for these arguments, when the tool caches. */
+  /** A fresh cached result for these arguments (for a tool that caches). */
   private async fromCache(tool: CompiledTool, args: Record<string, unknown>, trail: PolicyTrail): Promise<RunOutput | undefined> {
-    if (tool.cacheTtlSeconds <= 0) return undefined;
     const hit = await this.cache.get(tool.name, args);
     if (!hit) return undefined;
     trail.cached = true;

@@ -4,7 +4,7 @@ import { sha256Hex } from '../util/hash.js';
 import { failOpen, type StageWarn } from './fail-open.js';
 
 /**
- * Stage: the same session calling the same tool with the same arguments more than `repeats`
+ * Stage (for calls that name a session): the same session calling the same tool with the same arguments more than `repeats`
  * times within the window is stopped, so an agent stuck in a loop stops burning the upstream.
  * It fails OPEN: with the shared store unavailable the check is skipped (logged once per
  * outage), since losing a loop counter cannot run anything twice, unlike the gated paths.
@@ -12,10 +12,9 @@ import { failOpen, type StageWarn } from './fail-open.js';
 export async function checkLoop(
   store: StateStore,
   limits: { loopRepeats: number; loopWindowSeconds: number },
-  call: { caller: string; sessionId: string | undefined; tool: string; argsDigest: string },
+  call: { caller: string; sessionId: string; tool: string; argsDigest: string },
   warn?: StageWarn,
 ): Promise<void> {
-  if (!call.sessionId) return;
   const key = `toolgate:loop:${sha256Hex(`${call.caller}\u0000${call.sessionId}\u0000${call.tool}\u0000${call.argsDigest}`)}`;
   const n = await failOpen(store, 'loop guard', warn, () => store.increment(key, limits.loopWindowSeconds * 1000));
   if (n !== undefined && n > limits.loopRepeats) {
