@@ -22,6 +22,19 @@ describe('audit file sink', () => {
     expect(ids).toEqual(Array.from({ length: 1000 }, (_, i) => `c${i}`));
   });
 
+  it('keeps every record whole and in order across buffer chunks: multi-byte text, a record larger than a chunk', async () => {
+    const path = join(mkdtempSync(join(tmpdir(), 'toolgate-audit-')), 'audit.jsonl');
+    const sink = new FileAuditSink(path, { flushIntervalMs: 60_000 });
+    const texts = ['天气 ☀︎ ok', 'é'.repeat(40_000), '😀'.repeat(30_000), 'plain', 'x'.repeat(200_000)];
+    for (let i = 0; i < 600; i++) sink.write(auditRecord({ event: 'call', tool: 't', callId: `c${i}`, args: { text: texts[i % texts.length] } }));
+    await sink.close(); // one batch: everything buffered since the start
+    const lines = readFileSync(path, 'utf8').split('\n');
+    expect(lines.pop()).toBe('');
+    const records = lines.map((l) => JSON.parse(l) as { callId: string; args: { text: string } });
+    expect(records.map((r) => r.callId)).toEqual(Array.from({ length: 600 }, (_, i) => `c${i}`));
+    expect(records.every((r, i) => r.args.text === texts[i % texts.length])).toBe(true);
+  });
+
   it('durable() resolves once the record is in the file', async () => {
     const path = join(mkdtempSync(join(tmpdir(), 'toolgate-audit-')), 'audit.jsonl');
     const sink = new FileAuditSink(path, { flushIntervalMs: 60_000 });
