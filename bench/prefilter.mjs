@@ -155,6 +155,9 @@ const textbookBm25 = (tools) => okapi(tools, (s) => plainWords(s).filter((w) => 
 // One table: quality rows (with latency), then scale rows (latency and build), then data-file loads.
 const rows = [];
 const dash = '–';
+// Figures for bench/run.mjs's summary table (one JSON line at the end).
+const figures = {};
+const fig = (key, r) => (figures[key] = { recall5: r.rec5, hit1: r.hit1, n: r.n, p95: r.p95 });
 const row = (set, lang, tools, r, note = '', build = dash, heap = dash) =>
   rows.push(`| ${set} | ${lang} | ${tools} | ${r.n} | ${f3(r.hit1)} | ${f3(r.rec5)} | ${f3(r.ndcg)} | ${ms(r.p50)} | ${ms(r.p95)} | ${build} | ${heap} | ${note} |`);
 const scaleRows = [];
@@ -197,10 +200,12 @@ if (!haveDev) {
   row('MetaTool dev', 'en', tools.length, plain, 'reference: plain BM25, name + description');
   row('MetaTool dev', 'en', tools.length, textbook, 'reference: textbook BM25 (+ stop words, Porter stemming)');
   row('MetaTool dev', 'en', tools.length, ours, 'toolgate prefilter', devBuild, devHeap);
+  fig('dev', ours);
   // The same sample averaged per tool (the queries are skewed: 1,104 for one tool, 8 for another).
   row('MetaTool dev, per tool', 'en', tools.length, plain.macro, 'reference: plain BM25, averaged per tool');
   row('MetaTool dev, per tool', 'en', tools.length, textbook.macro, 'reference: textbook BM25, averaged per tool');
   row('MetaTool dev, per tool', 'en', tools.length, ours.macro, 'toolgate prefilter, averaged per tool');
+  fig('devPerTool', ours.macro);
   // Ablation: the same without English word knowledge (WordNet), without feedback, without both.
   const ablate = (options, note) => row('MetaTool dev', 'en', tools.length, evaluate(PrefilterIndex.build(tools, options), devQueries), note);
   ablate({ related: null }, 'ablation: without WordNet (related terms, word priors)');
@@ -223,7 +228,9 @@ if (!haveDev) {
   const zhPath = new URL('test/fixtures/prefilter/zh-queries.jsonl', root);
   if (existsSync(zhPath)) {
     const zq = readJsonl(zhPath).map((x) => ({ query: x.query, gold: x.gold.map((g) => toName.get(g) ?? g) }));
-    row('own zh queries', 'zh → en tools', tools.length, evaluate(index, zq), 'test/fixtures/prefilter/zh-queries.jsonl');
+    const zhEn = evaluate(index, zq);
+    fig('zhToEn', zhEn);
+    row('own zh queries', 'zh → en tools', tools.length, zhEn, 'test/fixtures/prefilter/zh-queries.jsonl');
     // The same with CC-CEDICT alone: how the bridge does on words the hand-made table lacks.
     const dictPath = [`${distDir}/assets/zh-en.json`, new URL('src/prefilter/assets/zh-en.json', root).pathname].find((p) => existsSync(p));
     const dict = JSON.parse(readFileSync(dictPath, 'utf8'));
@@ -277,14 +284,13 @@ if (!haveDev) {
     const bms = performance.now() - t1;
     const heap = (heapMiB() - hb).toFixed(1);
     const r = evaluate(index, sample);
+    figures[`scale${n}`] = { tools: n, p95: r.p95, buildMs: bms };
     scaleRows.push(`| scale: synthetic | ${devQueries.length > 0 ? 'en' : 'zh, en'} | ${n} | ${sample.length} | ${dash} | ${dash} | ${dash} | ${ms(r.p50)} | ${ms(r.p95)} | ${ms(bms)} | ${heap} | two dev descriptions per tool, distinct names; latency only |`);
   }
 }
 
 const cpu = cpus();
 const lines = [
-  '## Intent prefilter benchmark',
-  '',
   `${cpu[0]?.model ?? 'unknown CPU'}, ${cpu.length} cores, Node ${process.version}, ${new Date().toISOString().slice(0, 10)}. ` +
     'English dev queries: every 10th line of queries.jsonl (held-out sample). k = 5. Latency: per query, second pass over the set. ' +
     'Build and heap: index build time and the heap it keeps (load rows: the data files, once per process).',
@@ -299,8 +305,9 @@ const lines = [
 if (!globalThis.gc) lines.push('', '(heap figures are rough: run with `node --expose-gc` for settled numbers)');
 const text = lines.join('\n');
 console.log(text);
+console.log(JSON.stringify({ bench: 'prefilter', node: process.version, figures }));
 if (outFile !== '-') {
   mkdirSync(dirname(outFile), { recursive: true });
-  writeFileSync(outFile, `${text}\n`);
+  writeFileSync(outFile, `## Intent prefilter benchmark\n\n${text}\n`); // on stdout, bench/run.mjs gives the heading
   console.error(`\n(written to ${outFile})`);
 }

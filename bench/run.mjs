@@ -4,6 +4,7 @@
 import { spawnSync } from 'node:child_process';
 import { cpus, loadavg, totalmem } from 'node:os';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { summaryTable } from './lib/summary.mjs';
 
 const only = process.argv.slice(2);
 const benches = [
@@ -21,8 +22,24 @@ const file = 'docs/benchmarks.md';
 // The document is curated (headings, notes, earlier runs); each bench owns only the block between
 // its markers, <!-- bench:<id> --> and <!-- /bench:<id> -->, which a run replaces. A bench without
 // markers yet gets a new section at the end. The file is read again before each write, so edits
-// made while a long bench runs are kept.
+// made while a long bench runs are kept. Last, the summary block (after the introduction) is rebuilt
+// from the JSON line of every block: the one table of every target.
 mkdirSync('docs', { recursive: true });
+const readDoc = () => (existsSync(file) ? readFileSync(file, 'utf8') : '# Benchmarks\n');
+
+/** Replaces the block `id` of the document, or adds it (as a new section, or before `beforeHeading`). */
+function writeBlock(id, block, heading, beforeHeading) {
+  const open = `<!-- bench:${id} -->`;
+  const close = `<!-- /bench:${id} -->`;
+  const doc = readDoc();
+  const at = doc.indexOf(open);
+  const end = doc.indexOf(close);
+  if (at >= 0 && end > at) return writeFileSync(file, doc.slice(0, at) + block + doc.slice(end + close.length));
+  const before = beforeHeading ? doc.indexOf(beforeHeading) : -1;
+  const section = `## ${heading}\n\n${block}\n`;
+  writeFileSync(file, before >= 0 ? `${doc.slice(0, before)}\n${section}${doc.slice(before)}` : `${doc.trimEnd()}\n\n${section}`);
+}
+
 for (const b of benches) {
   const id = b.args.find((a) => a.startsWith('bench/')).replace(/^bench\/|\.mjs$/g, '');
   process.stderr.write(`bench: ${b.name}…\n`);
@@ -30,11 +47,11 @@ for (const b of benches) {
   const r = spawnSync(process.execPath, b.args, { encoding: 'utf8', maxBuffer: 64 * 2 ** 20 });
   const body = r.status === 0 ? r.stdout.trim() : `(failed with ${r.status ?? r.signal})\n\n\`\`\`\n${(r.stderr || r.stdout).slice(-2000)}\n\`\`\``;
   const block = `<!-- bench:${id} -->\nMeasured ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC on ${machine} (load average ${startLoad.toFixed(1)} at the start).\n\n${body}\n<!-- /bench:${id} -->`;
-  const open = `<!-- bench:${id} -->`;
-  const close = `<!-- /bench:${id} -->`;
-  const doc = existsSync(file) ? readFileSync(file, 'utf8') : '# Benchmarks\n';
-  const at = doc.indexOf(open);
-  const end = doc.indexOf(close);
-  writeFileSync(file, at >= 0 && end > at ? doc.slice(0, at) + block + doc.slice(end + close.length) : `${doc.trimEnd()}\n\n## ${b.name}\n\n${block}\n`);
+  writeBlock(id, block, b.name);
   process.stdout.write(`\n## ${b.name}\n\n${block}\n`);
 }
+
+// The one table: every target with its latest figure, from all the blocks (this run's and earlier ones).
+const summary = summaryTable(readDoc());
+writeBlock('summary', `<!-- bench:summary -->\n${summary}\n<!-- /bench:summary -->`, 'Summary', '\n## ');
+process.stdout.write(`\n## Summary\n\n${summary}\n`);

@@ -1,0 +1,94 @@
+// The one table of `npm run bench`: every target of the benchmarks, with the latest measured figure.
+// Built from the JSON line each bench leaves in its marked block of docs/benchmarks.md, so a run of
+// one bench refreshes its rows and keeps the others (each row says when its figure was measured).
+
+/** { id: { data, measured } } from every `<!-- bench:<id> -->` block holding a `{"bench":…}` JSON line. */
+export function blocksOf(doc) {
+  const out = {};
+  const re = /<!-- bench:([\w-]+) -->\n([\s\S]*?)<!-- \/bench:\1 -->/g;
+  for (const m of doc.matchAll(re)) {
+    const [, id, body] = m;
+    if (id === 'summary') continue;
+    const line = body.split('\n').map((l) => l.trim().replace(/^<!-- (.*) -->$/, '$1')).find((l) => l.startsWith('{"bench":'));
+    if (!line) continue;
+    try {
+      out[id] = { data: JSON.parse(line), measured: /Measured (\S+ \S+) UTC/.exec(body)?.[1] ?? '?' };
+    } catch {
+      // a block cut short by a failed run: no row
+    }
+  }
+  return out;
+}
+
+const f = (x, d = 2) => (Number.isFinite(x) ? x.toFixed(d) : '–');
+const verdict = (ok) => (ok === undefined ? '' : ok ? 'met' : '**missed**');
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
+/** Rows [bench, figure, measured, target, verdict, when] for the blocks found. */
+export function summaryRows(blocks) {
+  const rows = [];
+  const add = (id, figure, value, target = '', ok = undefined) => rows.push([id, figure, value, target, verdict(ok), blocks[id].measured]);
+  const p = blocks.prefilter?.data.figures;
+  if (p) {
+    if (p.dev) add('prefilter', 'recall@5, MetaTool dev sample, per query (per tool)', `${f(p.dev.recall5, 3)} (${f(p.devPerTool?.recall5, 3)})`, '≥ 0.80', p.dev.recall5 >= 0.8);
+    if (p.zhToEn) add('prefilter', 'recall@5, Chinese queries → English-only tools', f(p.zhToEn.recall5, 3));
+    if (p.scale5000) add('prefilter', 'p95 query latency, 5,000 tools', `${f(p.scale5000.p95)} ms`, '≤ 2 ms', p.scale5000.p95 <= 2);
+    if (p.scale20000) add('prefilter', 'p95 query latency, 20,000 tools', `${f(p.scale20000.p95)} ms`, '≤ 10 ms', p.scale20000.p95 <= 10);
+    if (p.scale5000) add('prefilter', 'index build, 5,000 tools', `${f(p.scale5000.buildMs, 0)} ms`, '< 1,000 ms', p.scale5000.buildMs < 1000);
+  }
+  const r = blocks.reload?.data;
+  if (r) {
+    if (Number.isFinite(r.small?.median)) add('reload', 'file write → tool callable, median (6 tools)', `${f(r.small.median, 0)} ms`, '< 500 ms', r.small.median < 500);
+    if (Number.isFinite(r.large?.median)) add('reload', `file write → tool callable, median (beside ${Math.min(r.files, 1000)} tools)`, `${f(r.large.median, 0)} ms`, '< 500 ms', r.large.median < 500);
+    add('reload', `cold load, ${r.files} files`, `${f(r.load.cold, 0)} ms`, '< 2,000 ms', r.load.cold < 2000);
+  }
+  const m = blocks['mcp-pool']?.data;
+  if (m) {
+    const vsDirect = m.pool.median / m.direct.median;
+    const vsSpawn = m.spawnPerCall.median / m.pool.median;
+    add('mcp-pool', 'MCP `echo` through the pool vs a direct SDK client, median', `${f(vsDirect)}× (${f(m.pool.median, 3)} vs ${f(m.direct.median, 3)} ms)`, '≤ 1.3×', vsDirect <= 1.3);
+    add('mcp-pool', 'spawn-per-call vs the pool, median', `${f(vsSpawn, 0)}× faster`, '≥ 50×', vsSpawn >= 50);
+  }
+  const pl = blocks.pipeline?.data;
+  if (pl && pl.ablate.length === 0) add('pipeline', 'pipeline CPU per call, in process (builtin tool)', `${f(median(pl.perCallUs), 1)} µs`);
+  const h = blocks['http-overhead']?.data;
+  if (h) {
+    add('http-overhead', `throughput vs bare Fastify + undici, ${h.connections} connections`, `${f(h.ratios.throughput)}×`, '≥ 0.85×', h.met.throughput);
+    add('http-overhead', `p99 vs bare Fastify + undici, ${h.connections} connections`, `${f(h.ratios.p99)}×`, '≤ 1.25×', h.met.p99);
+    add('http-overhead', `p50 added at ${h.rate} req/s`, `+${f(h.ratios.addedP50AtRate)} ms`, '< 1 ms', h.met.addedP50AtRate);
+  }
+  const mem = blocks.memory?.data;
+  if (mem) {
+    const mib = (b) => `${f(b / 2 ** 20, 1)} MiB`;
+    add('memory', `RSS idle, ${mem.tools.toLocaleString('en-US')} tools`, mib(mem.idle.rss));
+    add('memory', `RSS growth after ${mem.calls.toLocaleString('en-US')} calls (full GC)`, mib(mem.growthBytes), `< ${mem.boundMiB} MiB`, mem.met);
+  }
+  const peers = blocks.peers?.data.rows;
+  if (peers) {
+    const others = peers.filter((x) => !x.id.startsWith('toolgate') && x.id !== 'direct' && x.conc && x.serial);
+    const bestMedian = Math.min(...others.map((x) => x.serial.median));
+    const bestRps = Math.max(...others.map((x) => x.conc.rps));
+    const names = { 'toolgate-mcp': '`/mcp`', 'toolgate-sse': '`/sse`', 'toolgate-rest': 'REST' };
+    for (const [id, name] of Object.entries(names)) {
+      const t = peers.find((x) => x.id === id && x.conc && x.serial);
+      if (!t || others.length === 0) continue;
+      add('peers', `toolgate ${name}: serial median vs the best peer`, `${f(t.serial.median)} vs ${f(bestMedian)} ms`, 'ahead', t.serial.median <= bestMedian);
+      add('peers', `toolgate ${name}: calls/s, 32 clients, vs the best peer`, `${Math.round(t.conc.rps).toLocaleString('en-US')} vs ${Math.round(bestRps).toLocaleString('en-US')}`, 'ahead', t.conc.rps >= bestRps);
+    }
+  }
+  return rows;
+}
+
+/** The summary as markdown. */
+export function summaryTable(doc) {
+  const rows = summaryRows(blocksOf(doc));
+  const met = rows.filter((r) => r[4] === 'met').length;
+  const missed = rows.filter((r) => r[4] === '**missed**').length;
+  return [
+    `Every target of the benchmarks with its latest figure (${met} met, ${missed} missed); each section below has the full table, its machine and its load.`,
+    '',
+    '| bench | figure | measured | target | | measured at (UTC) |',
+    '| --- | --- | --- | --- | --- | --- |',
+    ...rows.map((r) => `| ${r.join(' | ')} |`),
+  ].join('\n');
+}
