@@ -1,5 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import type { FileHandle } from 'node:fs/promises';
+import { open, type FileHandle } from 'node:fs/promises';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { LineBuffer, writeAll } from '../../src/audit/line-buffer.js';
 
 /** A file handle that accepts at most `max` bytes per writev (a short write cannot be provoked on a real file). */
@@ -42,6 +45,15 @@ describe('audit line buffer', () => {
     const two = buf.take();
     expect(two?.chunks[0]).toBe(one.chunks[0]);
     expect(Buffer.concat(two?.parts ?? []).toString()).toBe('second\n');
+  });
+
+  it('writeAll writes more parts than one writev takes (IOV_MAX is 1024) to a real file, in order', async () => {
+    const path = join(mkdtempSync(join(tmpdir(), 'toolgate-lines-')), 'a.jsonl');
+    const parts = Array.from({ length: 3000 }, (_, i) => Buffer.from(`{"n":${i}}\n`));
+    const fh = await open(path, 'a');
+    await writeAll(fh, parts);
+    await fh.close();
+    expect(readFileSync(path, 'utf8')).toBe(parts.map((p) => p.toString()).join(''));
   });
 
   it('writeAll continues after short writes and refuses a handle that takes nothing', async () => {
