@@ -111,4 +111,3 @@ export class FileAuditSink implements AuditSink {
     await fh.close();
   }
 }
-
