@@ -155,7 +155,14 @@ try {
       `${rateConnections} connections share ${rate} req/s.` +
       (Object.values(res).some((x) => x.failed > 0) ? ` Failed requests (non-2xx or errors): ${targets.map((t) => `${t.id} ${res[t.id].failed}`).join(', ')}.` : ''),
   );
-  console.log(JSON.stringify({ bench: 'http-overhead', cores: cpus().length, connections, duration, rate, rounds, results: res, ratios, met }));
+  // Each round's own ratios (the two proxies measured back to back): the spread this machine gives a run.
+  const perRound = samples.bare.map((b, i) => ({ throughput: samples.toolgate[i].conc.rps / b.conc.rps, p99: samples.toolgate[i].conc.p99 / b.conc.p99 }));
+  if (rounds > 1) {
+    const list = (k) => perRound.map((r) => `${r[k].toFixed(2)}×`).join(', ');
+    console.log(`
+Per round, toolgate against the bare proxy: requests/s ${list('throughput')}; p99 ${list('p99')}.`);
+  }
+  console.log(JSON.stringify({ bench: 'http-overhead', cores: cpus().length, connections, duration, rate, rounds, results: res, ratios, met, perRound }));
 
   if (profile) {
     // Each of the two proxies once more under `node --cpu-prof`, alone, at the fixed concurrency.
