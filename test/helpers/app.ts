@@ -42,6 +42,16 @@ export interface TestGatewayOptions {
   mcpTrace?: (server: string, direction: 'in' | 'out', message: unknown) => void;
 }
 
+/** Two agent keys: `agent-1` sees every tool, `agent-2` only `debug.*` (the tests of who may see and call what). */
+export function twoAgents(agent: string, other: string): { keys: { id: string; key: string; roles: string[]; tools?: string[] }[] } {
+  return {
+    keys: [
+      { id: 'agent-1', key: agent, roles: ['agent'] },
+      { id: 'agent-2', key: other, roles: ['agent'], tools: ['debug.*'] },
+    ],
+  };
+}
+
 /** A temp dir with config + tools.d, and the app built on it (not listening: use inject). */
 export async function startGateway(opts: TestGatewayOptions = {}): Promise<TestGateway> {
   const dir = mkdtempSync(join(tmpdir(), 'toolgate-test-'));

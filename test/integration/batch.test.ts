@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { echoTool, startGateway, type TestGateway } from '../helpers/app.js';
+import { echoTool, startGateway, twoAgents, type TestGateway } from '../helpers/app.js';
 
 const AGENT = 'batch-agent-key-01';
 const OTHER = 'batch-other-key-02';
@@ -28,12 +28,7 @@ describe('POST /v1/calls (batches in the client\'s own format)', () => {
   beforeAll(async () => {
     gw = await startGateway({
       config: {
-        auth: {
-          keys: [
-            { id: 'agent-1', key: AGENT, roles: ['agent'] },
-            { id: 'agent-2', key: OTHER, roles: ['agent'], tools: ['debug.*'] },
-          ],
-        },
+        auth: twoAgents(AGENT, OTHER),
       },
       tools: {
         'echo.yaml': echoTool('debug.echo', {

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
-import { echoTool, startGateway, type TestGateway } from '../helpers/app.js';
+import { echoTool, startGateway, twoAgents, type TestGateway } from '../helpers/app.js';
 import { Upstream } from '../helpers/upstream.js';
 import { untilAsync } from '../helpers/wait.js';
 
@@ -38,12 +38,7 @@ describe('toolgate as an MCP server over the legacy SSE transport', () => {
     });
     gw = await startGateway({
       config: {
-        auth: {
-          keys: [
-            { id: 'agent-1', key: AGENT, roles: ['agent'] },
-            { id: 'agent-2', key: OTHER, roles: ['agent'], tools: ['debug.*'] },
-          ],
-        },
+        auth: twoAgents(AGENT, OTHER),
       },
       tools: {
         'echo.yaml': echoTool('debug.echo', { inputSchema: { type: 'object', required: ['message'], properties: { message: { type: 'string' } } } }),

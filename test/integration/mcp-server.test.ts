@@ -3,7 +3,7 @@ import { request } from 'node:http';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ElicitRequestSchema, ToolListChangedNotificationSchema, type ElicitResult } from '@modelcontextprotocol/sdk/types.js';
-import { echoTool, startGateway, type TestGateway } from '../helpers/app.js';
+import { echoTool, startGateway, twoAgents, type TestGateway } from '../helpers/app.js';
 
 const AGENT = 'mcp-agent-key-0001';
 const OTHER = 'mcp-other-key-0002';
@@ -55,12 +55,7 @@ describe('toolgate as an MCP server (/mcp)', () => {
   beforeAll(async () => {
     gw = await startGateway({
       config: {
-        auth: {
-          keys: [
-            { id: 'agent-1', key: AGENT, roles: ['agent'] },
-            { id: 'agent-2', key: OTHER, roles: ['agent'], tools: ['debug.*'] },
-          ],
-        },
+        auth: twoAgents(AGENT, OTHER),
         mcp: { allowedOrigins: ['https://console.example.com'], elicitApproval: { tools: ['files.*'] } },
       },
       tools: {
