@@ -7,14 +7,16 @@
 //   toolgate    POST /v1/tools/bench.echo/call with a Bearer key: the full pipeline (auth, input
 //               schema, routing, breaker, timeout, metrics, audit to a file), dist/server.js
 // Each server is its own child process. For each: requests/s and p50/p99 at a fixed concurrency
-// (--connections, --duration s, after --warmup s), and p50/p99 at a fixed rate (--rate req/s for
-// --duration s), and the CPU time the front process (/proc/<pid>/stat) spent per request, the
-// figure a busy 2-core machine disturbs least. Latencies are measured at sub-millisecond resolution
-// (autocannon's own histogram rounds to whole ms). With --rounds N the three are measured N times,
-// interleaved, and the median of each figure is reported.
+// (--connections), p50/p99 at a fixed rate (--rate req/s), and the CPU time the front process
+// (/proc/<pid>/stat) spent per request. Latencies are measured at sub-millisecond resolution
+// (autocannon's own histogram rounds to whole ms). The three paths are loaded in short slices,
+// alternated: --cycles cycles of --slice s each at the fixed concurrency, --rate-cycles cycles of
+// --rate-slice s at the fixed rate (after --warmup s per path); each figure is the median over the
+// slices, each ratio the median of the cycles' own ratios (the two proxies measured seconds apart).
 //
-//   npm run build && node bench/http-overhead.mjs [--connections 32] [--duration 10] [--warmup 2]
-//       [--rate 500] [--rate-connections 10] [--rounds 1] [--profile [--profile-rate 2000]]
+//   npm run build && node bench/http-overhead.mjs [--connections 32] [--cycles 11] [--slice 2]
+//       [--rate 500] [--rate-connections 10] [--rate-cycles 5] [--rate-slice 4] [--warmup 2]
+//       [--profile [--profile-rate 2000] [--duration 10]]
 //
 // --profile: afterwards, runs the bare proxy and toolgate once more each under `node --cpu-prof` at
 // the fixed concurrency and prints the functions, packages and files with the most self time (per
@@ -34,11 +36,14 @@ import { summarize } from './lib/cpuprofile.mjs';
 import { flag, has } from './lib/args.mjs';
 
 const connections = Number(flag('--connections', '32'));
-const duration = Number(flag('--duration', '10'));
+const cycles = Number(flag('--cycles', '11'));
+const slice = Number(flag('--slice', '2'));
+const rateCycles = Number(flag('--rate-cycles', '5'));
+const rateSlice = Number(flag('--rate-slice', '4'));
+const duration = Number(flag('--duration', '10')); // of each profiled run
 const warmup = Number(flag('--warmup', '2'));
 const rate = Number(flag('--rate', '500'));
 const rateConnections = Number(flag('--rate-connections', '10'));
-const rounds = Number(flag('--rounds', '1'));
 const profile = has('--profile');
 // With --profile-rate N the profiled runs are driven at N req/s instead of full concurrency: a process
 // that is not descheduled gives truer per-function times (wall-time samples of a busy 2-core box
@@ -68,6 +73,7 @@ try {
   servers.push(gw);
 
   const json = { 'content-type': 'application/json' };
+  const shape = (t) => ({ url: t.url, method: 'POST', headers: t.headers, body: t.body });
   const targets = [
     { id: 'direct', pid: upstream.pid, label: 'direct to the upstream', url: `${upstream.url}/echo`, headers: json, body: JSON.stringify(argsBody) },
     { id: 'bare', pid: bare.pid, label: 'bare Fastify + undici proxy', url: `${bare.url}/call`, headers: json, body: JSON.stringify({ arguments: argsBody }) },
@@ -87,45 +93,62 @@ try {
     if (res.statusCode !== 200 || !text.includes('hello from the upstream')) throw new Error(`${t.id}: ${res.statusCode} ${text}`);
   }
 
-  const samples = Object.fromEntries(targets.map((t) => [t.id, []]));
-  for (let r = 0; r < rounds; r++) {
-    for (const t of targets) {
-      const base = { url: t.url, method: 'POST', headers: t.headers, body: t.body };
-      process.stderr.write(`http-overhead: round ${r + 1}/${rounds}, ${t.id}…\n`);
-      await load({ ...base, connections, duration: warmup });
+  // Short slices, alternated: each cycle loads every path for --slice s (order reversed every other
+  // cycle, so the two proxies are measured back to back, each first half the time), and the ratios
+  // are taken per cycle. This machine's fast and slow phases last minutes; 10 s per path per round
+  // put the two proxies in different phases (per-round ratios 0.49–1.20 on one build).
+  for (const t of targets) {
+    process.stderr.write(`http-overhead: warm-up, ${t.id}…\n`);
+    await load({ ...shape(t), connections, duration: warmup });
+  }
+  const conc = Object.fromEntries(targets.map((t) => [t.id, []]));
+  const fixed = Object.fromEntries(targets.map((t) => [t.id, []]));
+  const order = (i) => (i % 2 === 0 ? targets : [...targets].reverse());
+  for (let i = 0; i < cycles; i++) {
+    process.stderr.write(`http-overhead: ${connections} connections, cycle ${i + 1}/${cycles}…\n`);
+    for (const t of order(i)) {
       const cpu0 = cpuMs(t.pid);
-      const conc = await load({ ...base, connections, duration });
+      const x = await load({ ...shape(t), connections, duration: slice });
       // CPU time of the server in front (the upstream itself for `direct`) per request answered.
-      conc.cpuUs = ((cpuMs(t.pid) - cpu0) * 1000) / conc.requests;
-      await delay(500);
-      const fixed = await load({ ...base, connections: rateConnections, overallRate: rate, duration });
-      samples[t.id].push({ conc, fixed });
-      await delay(500);
+      x.cpuUs = ((cpuMs(t.pid) - cpu0) * 1000) / x.requests;
+      conc[t.id].push(x);
     }
   }
+  for (let i = 0; i < rateCycles; i++) {
+    process.stderr.write(`http-overhead: ${rate} req/s, cycle ${i + 1}/${rateCycles}…\n`);
+    for (const t of order(i)) fixed[t.id].push(await load({ ...shape(t), connections: rateConnections, overallRate: rate, duration: rateSlice }));
+  }
 
-  const fig = (id, pick) => median(samples[id].map(pick));
+  const med = (xs, pick) => median(xs.map(pick));
   const res = Object.fromEntries(
     targets.map((t) => [
       t.id,
       {
-        rps: fig(t.id, (s) => s.conc.rps),
-        p50: fig(t.id, (s) => s.conc.p50),
-        p99: fig(t.id, (s) => s.conc.p99),
-        cpuUs: fig(t.id, (s) => s.conc.cpuUs),
-        rateRps: fig(t.id, (s) => s.fixed.rps),
-        rateP50: fig(t.id, (s) => s.fixed.p50),
-        rateP99: fig(t.id, (s) => s.fixed.p99),
-        failed: samples[t.id].reduce((a, s) => a + s.conc.non2xx + s.conc.errors + s.fixed.non2xx + s.fixed.errors, 0),
+        rps: med(conc[t.id], (x) => x.rps),
+        p50: med(conc[t.id], (x) => x.p50),
+        p99: med(conc[t.id], (x) => x.p99),
+        cpuUs: med(conc[t.id], (x) => x.cpuUs),
+        rateRps: med(fixed[t.id], (x) => x.rps),
+        rateP50: med(fixed[t.id], (x) => x.p50),
+        rateP99: med(fixed[t.id], (x) => x.p99),
+        failed: [...conc[t.id], ...fixed[t.id]].reduce((a, x) => a + x.non2xx + x.errors, 0),
       },
     ]),
   );
+  // Each cycle's own ratios (the two proxies measured seconds apart); the figures are their medians.
+  const perCycle = conc.bare.map((b, i) => ({
+    throughput: conc.toolgate[i].rps / b.rps,
+    p99: conc.toolgate[i].p99 / b.p99,
+    cpu: conc.toolgate[i].cpuUs / b.cpuUs,
+  }));
+  const addedP50 = fixed.bare.map((b, i) => fixed.toolgate[i].p50 - b.p50);
   const tg = res.toolgate;
   const bp = res.bare;
   const ratios = {
-    throughput: tg.rps / bp.rps,
-    p99: tg.p99 / bp.p99,
-    addedP50AtRate: tg.rateP50 - bp.rateP50,
+    throughput: med(perCycle, (c) => c.throughput),
+    p99: med(perCycle, (c) => c.p99),
+    cpu: med(perCycle, (c) => c.cpu),
+    addedP50AtRate: median(addedP50),
   };
   const met = {
     throughput: ratios.throughput >= 0.85,
@@ -140,29 +163,29 @@ try {
 
   console.log(`| measure | direct to the upstream | bare Fastify + undici proxy | toolgate, full pipeline | toolgate vs bare | target |`);
   console.log(`| --- | --- | --- | --- | --- | --- |`);
-  console.log(row(`requests/s, ${connections} connections, ${duration} s`, (x) => x.rps, n0, `${ratios.throughput.toFixed(2)}×`, `≥ 0.85× (${ok(met.throughput)})`));
+  console.log(row(`requests/s, ${connections} connections`, (x) => x.rps, n0, `${ratios.throughput.toFixed(2)}×`, `≥ 0.85× (${ok(met.throughput)})`));
   console.log(row(`p50 latency, ${connections} connections`, (x) => x.p50, ms, `+${ms(tg.p50 - bp.p50)}`, ''));
   console.log(row(`p99 latency, ${connections} connections`, (x) => x.p99, ms, `${ratios.p99.toFixed(2)}×`, `≤ 1.25× (${ok(met.p99)})`));
-  console.log(row(`CPU of the front process per request, ${connections} connections`, (x) => x.cpuUs, (x) => `${x.toFixed(0)} µs`, `${(tg.cpuUs / bp.cpuUs).toFixed(2)}×`, ''));
-  console.log(row(`p50 latency at ${rate} req/s, ${duration} s`, (x) => x.rateP50, ms, `+${ms(ratios.addedP50AtRate)}`, `< 1 ms added (${ok(met.addedP50AtRate)})`));
+  console.log(row(`CPU of the front process per request, ${connections} connections`, (x) => x.cpuUs, (x) => `${x.toFixed(0)} µs`, `${ratios.cpu.toFixed(2)}×`, ''));
+  console.log(row(`p50 latency at ${rate} req/s`, (x) => x.rateP50, ms, `+${ms(ratios.addedP50AtRate)}`, `< 1 ms added (${ok(met.addedP50AtRate)})`));
   console.log(row(`p99 latency at ${rate} req/s`, (x) => x.rateP99, ms, `${(tg.rateP99 / bp.rateP99).toFixed(2)}×`, ''));
   console.log(
     `\nautocannon runs in the bench process; the upstream, the bare proxy and toolgate are separate child processes, ` +
       `all on this machine's ${cpus().length} cores. On a 2-core machine the load generator competes with the servers ` +
       `(three busy processes on two cores for the proxied paths), so absolute figures are low and the ratios, measured in ` +
-      `the same setup for all three paths, are what counts. ${warmup} s warm-up per path; ${rounds === 1 ? 'one round' : `median of ${rounds} interleaved rounds`}; ` +
+      `the same setup for all three paths, are what counts. ${warmup} s warm-up per path; ${cycles} cycles of ${slice} s slices at ${connections} connections and ${rateCycles} of ${rateSlice} s at ${rate} req/s, the paths alternated; figures are medians over the slices, ratios medians of each cycle's own; ` +
       `toolgate audits every call to a file and logs at warn. Latencies are per request at full resolution; at the fixed rate ` +
       `${rateConnections} connections share ${rate} req/s.` +
       (Object.values(res).some((x) => x.failed > 0) ? ` Failed requests (non-2xx or errors): ${targets.map((t) => `${t.id} ${res[t.id].failed}`).join(', ')}.` : ''),
   );
-  // Each round's own ratios (the two proxies measured back to back): the spread this machine gives a run.
-  const perRound = samples.bare.map((b, i) => ({ throughput: samples.toolgate[i].conc.rps / b.conc.rps, p99: samples.toolgate[i].conc.p99 / b.conc.p99 }));
-  if (rounds > 1) {
-    const list = (k) => perRound.map((r) => `${r[k].toFixed(2)}×`).join(', ');
-    console.log(`
-Per round, toolgate against the bare proxy: requests/s ${list('throughput')}; p99 ${list('p99')}.`);
-  }
-  console.log(JSON.stringify({ bench: 'http-overhead', cores: cpus().length, connections, duration, rate, rounds, results: res, ratios, met, perRound }));
+  const spread = (xs, fmt) => {
+    const v = [...xs].sort((a, b) => a - b);
+    return `${fmt(v[0])} – ${fmt(v[v.length - 1])} (middle half ${fmt(v[Math.floor(v.length / 4)])} – ${fmt(v[Math.ceil((v.length * 3) / 4) - 1])})`;
+  };
+  const x2 = (v) => `${v.toFixed(2)}×`;
+  console.log(`
+Per cycle, toolgate against the bare proxy: requests/s ${spread(perCycle.map((c) => c.throughput), x2)}; p99 ${spread(perCycle.map((c) => c.p99), x2)}; CPU per request ${spread(perCycle.map((c) => c.cpu), x2)}; p50 added at ${rate} req/s ${spread(addedP50, (v) => `${v >= 0 ? '+' : ''}${v.toFixed(2)} ms`)}.`);
+  console.log(JSON.stringify({ bench: 'http-overhead', cores: cpus().length, connections, cycles, slice, rate, rateCycles, rateSlice, results: res, ratios, met, perCycle, addedP50 }));
 
   if (profile) {
     // Each of the two proxies once more under `node --cpu-prof`, alone, at the fixed concurrency.
@@ -175,10 +198,10 @@ Per round, toolgate against the bare proxy: requests/s ${list('throughput')}; p9
       servers.push(h);
       const t = targets.find((x) => x.id === id);
       const base = { url: `${h.url}${new URL(t.url).pathname}`, method: 'POST', headers: t.headers, body: t.body };
-      const shape = profileRate > 0 ? { connections: rateConnections, overallRate: profileRate } : { connections };
-      await load({ ...base, ...shape, duration: warmup });
+      const mode = profileRate > 0 ? { connections: rateConnections, overallRate: profileRate } : { connections };
+      await load({ ...base, ...mode, duration: warmup });
       const fromMs = Date.now() - spawned; // the profile starts with the process: leave start-up and warm-up out
-      const run = await load({ ...base, ...shape, duration });
+      const run = await load({ ...base, ...mode, duration });
       const toMs = Date.now() - spawned;
       await stop(h);
       servers.splice(servers.indexOf(h), 1);

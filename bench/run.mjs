@@ -12,7 +12,7 @@ const benches = [
   { name: 'Hot reload and cold load', args: ['bench/reload.mjs'] },
   { name: 'MCP pool against a direct client and spawn-per-call', args: ['bench/mcp-pool.mjs', '--calls', '1000'] },
   { name: 'Pipeline CPU per call, in process', args: ['bench/pipeline.mjs'] },
-  { name: 'HTTP tool overhead: direct, bare Fastify + undici proxy, toolgate', args: ['bench/http-overhead.mjs', '--rounds', '3'] },
+  { name: 'HTTP tool overhead: direct, bare Fastify + undici proxy, toolgate', args: ['bench/http-overhead.mjs'] },
   { name: 'Memory: 1,000 tools, 100,000 calls', args: ['bench/memory.mjs'] },
   { name: 'Against the peers: MCP proxies fronting server-everything', args: ['bench/peers.mjs'] },
 ].filter((b) => only.length === 0 || only.some((o) => b.args.join(' ').includes(o)));
