@@ -5,6 +5,7 @@ import type { McpServerDeps } from './server.js';
 import { header, runMcpCall } from './server.js';
 import { ClientWatch } from '../pipeline/client-gone.js';
 import type { McpSession } from './sessions.js';
+import type { OutgoingHttpHeaders } from 'node:http';
 
 type RequestId = string | number;
 
@@ -68,22 +69,38 @@ export function clientCancelled(): GatewayError {
   return new GatewayError('UNAVAILABLE', 'the MCP client cancelled the call');
 }
 
-/** Runs the call and sends `{ jsonrpc, id, result }`; the client leaving, or cancelling, cancels it. */
-export async function answerFastCall(deps: McpServerDeps, session: McpSession, call: FastCall, req: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
+/**
+ * Runs the call and sends `{ jsonrpc, id, result }`; the client leaving, or cancelling, cancels it.
+ *
+ * The status line and headers go out before the call runs (its outcome, a tool error included, is
+ * a JSON-RPC result under 200 whatever happens): the client's HTTP stack takes them while the tool
+ * works, the overlap the SSE transports get from their 202, and the body follows (chunked). The
+ * reply is hijacked for that, so the drain's onSend hook does not run: its count is released here
+ * (onResponse hooks, the request log, still run when the response finishes).
+ */
+export async function answerFastCall(deps: McpServerDeps, session: McpSession, call: FastCall, req: FastifyRequest, reply: FastifyReply): Promise<void> {
   let calls = inFlight.get(session);
   if (!calls) inFlight.set(session, (calls = new Map()));
-  const watch = new ClientWatch(reply.raw);
+  const res = reply.raw;
+  const watch = new ClientWatch(res);
   const cancel = (reason: Error) => watch.cancel(reason);
   calls.set(call.id, cancel);
+  reply.hijack();
+  reply.header('content-type', 'application/json').header('mcp-session-id', session.id);
+  res.writeHead(200, reply.getHeaders() as OutgoingHttpHeaders);
+  res.flushHeaders();
+  let body: string;
   try {
     const result = await runMcpCall(deps, req.caller, call.name, call.args, { requestId: req.id, headers: req.headers, sessionId: session.id, onClientGone: watch.hook });
-    return reply
-      .code(200)
-      .header('content-type', 'application/json')
-      .header('mcp-session-id', session.id)
-      .send(JSON.stringify({ jsonrpc: '2.0', id: call.id, result }));
+    body = JSON.stringify({ jsonrpc: '2.0', id: call.id, result });
+  } catch (e) {
+    // runMcpCall answers every failure as a tool result; this is a bug's last resort, not a path.
+    req.log.error({ err: e }, 'an MCP tools/call failed inside the gateway');
+    body = JSON.stringify({ jsonrpc: '2.0', id: call.id, error: { code: -32603, message: 'Internal error' } });
   } finally {
     watch.release();
     if (calls.get(call.id) === cancel) calls.delete(call.id);
   }
+  res.end(body);
+  req.work?.leave();
 }

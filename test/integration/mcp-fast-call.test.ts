@@ -17,6 +17,7 @@ describe('/mcp answers plain tools/call as JSON', () => {
   let up: Upstream;
   let base: string;
   let session = '';
+  const held: (() => void)[] = [];
 
   const post = (body: unknown, headers: Record<string, string> = {}) =>
     fetch(`${base}/mcp`, {
@@ -34,6 +35,7 @@ describe('/mcp answers plain tools/call as JSON', () => {
   beforeAll(async () => {
     up = await new Upstream().start();
     up.on((req, res) => {
+      if (req.url === '/held') return void held.push(() => json(res, 200, { released: true }));
       const ms = Number(new URL(req.url ?? '/', 'http://x').searchParams.get('ms') ?? 0);
       setTimeout(() => !res.destroyed && json(res, 200, { slept: ms }), ms);
     });
@@ -43,6 +45,7 @@ describe('/mcp answers plain tools/call as JSON', () => {
         'echo.yaml': echoTool('debug.echo', { inputSchema: { type: 'object', required: ['message'], properties: { message: { type: 'string' } } } }),
         'slow.yaml': httpTool('debug.slow', `${up.url}/slow?ms={{ms}}`, { inputSchema: { type: 'object', properties: { ms: { type: 'integer' } } } }),
         'wipe.yaml': { ...echoTool('ops.wipe'), sideEffect: 'destructive' },
+        'held.yaml': httpTool('debug.held', `${up.url}/held`),
       },
     });
     base = await gw.app.listen({ port: 0, host: '127.0.0.1' });
@@ -53,6 +56,7 @@ describe('/mcp answers plain tools/call as JSON', () => {
     expect((await post({ jsonrpc: '2.0', method: 'notifications/initialized' })).status).toBe(202);
   });
   afterAll(async () => {
+    for (const release of held.splice(0)) release();
     await gw?.close();
     await up?.close();
   });
@@ -67,6 +71,21 @@ describe('/mcp answers plain tools/call as JSON', () => {
     expect(body.result.content[0]?.text).toContain('fast <one>');
     const rec = (await gw.audit()).find((r) => r['tool'] === 'debug.echo' && JSON.stringify(r['args']).includes('fast <one>'));
     expect(rec).toMatchObject({ outcome: 'ok', sessionId: expect.stringMatching(/^mcp:/) });
+  });
+
+  it('sends the status and headers while the call runs and the body when it ends; nothing stays counted in flight', async () => {
+    // fetch resolves on the headers: here before the upstream has answered (it holds until released)
+    const res = await post({ jsonrpc: '2.0', id: 'held-1', method: 'tools/call', params: { name: 'debug.held', arguments: {} } }, { 'x-request-id': 'fast-held-1' });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('mcp-session-id')).toBe(session);
+    expect(res.headers.get('x-request-id')).toBe('fast-held-1');
+    await until(() => held.length === 1, 'the upstream to be reached');
+    expect(gw.app.gw.inFlight.count).toBeGreaterThan(0);
+    held.shift()?.();
+    const body = (await res.json()) as { id: string; result: { isError: boolean; content: { text: string }[] } };
+    expect(body).toMatchObject({ id: 'held-1', result: { isError: false } });
+    expect(body.result.content[0]?.text).toContain('released');
+    await until(() => gw.app.gw.inFlight.count === 0, 'no work left in flight');
   });
 
   it('failures and gates are results too: invalid arguments (isError) and a pending confirmation', async () => {
