@@ -7,9 +7,12 @@
 //   supergateway      --outputTransport sse; streamableHttp (default stateless) and --stateful
 //   mcp-proxy         (punkpeye) its streamable HTTP endpoint /mcp
 //   mcp-hub           its unified /mcp endpoint (the legacy SSE transport: GET /mcp, POST /messages)
-// For each: warm-up, --serial sequential `echo` calls (median, p99), then --clients concurrent
-// clients (each its own MCP session; REST: a keep-alive pool of as many connections) calling in a
-// loop for --duration s after --warmup s: correct answers per second. Every answer is checked (it
+// Serial: every target is started first, then --serial sequential `echo` calls each (median, p99),
+// interleaved in --serial-cycles blocks that visit every target in turn (the order reversed every
+// other cycle), so that this machine's fast and slow phases, which last minutes, fall on all of them
+// alike. Then, one target at a time: --clients concurrent clients (each its own MCP session; REST: a
+// keep-alive pool of as many connections) calling in a loop for --duration s after --warmup s:
+// correct answers per second; the target is stopped after its turn. Every answer is checked (it
 // must echo the caller's own message); a front that sends answers to the wrong sessions is measured
 // again with the clients on one shared session, and says so. CPU per call: the front's process tree
 // and this (client) process over the counted window. RSS: the whole process tree (the process and
@@ -18,7 +21,7 @@
 // The peers live in bench/peers (their own package.json and lockfile, never toolgate's
 // dependencies) and are installed there on first use: `npm ci --prefix bench/peers`.
 //
-//   npm run build && node bench/peers.mjs [--serial 1000] [--clients 32] [--duration 10] [--warmup 2]
+//   npm run build && node bench/peers.mjs [--serial 1000] [--serial-cycles 20] [--clients 32] [--duration 10] [--warmup 2]
 //       [--only toolgate,mcp-proxy] [--profile] [--dist DIR]
 //
 // --profile: afterwards, runs toolgate again under `node --cpu-prof`, once with the concurrent /mcp
@@ -41,6 +44,7 @@ import { summarize } from './lib/cpuprofile.mjs';
 import { flag, has } from './lib/args.mjs';
 
 const serialN = Number(flag('--serial', '1000'));
+const serialCycles = Number(flag('--serial-cycles', '20'));
 const clients = Number(flag('--clients', '32'));
 const duration = Number(flag('--duration', '10'));
 const warmupS = Number(flag('--warmup', '2'));
@@ -49,7 +53,7 @@ const profile = has('--profile');
 // --profile-paths mcp,sse,rest (default mcp,rest): which of toolgate's paths to profile.
 const profilePaths = flag('--profile-paths', 'mcp,rest').split(',').filter(Boolean);
 const distDir = flag('--dist', join(root, 'dist'));
-const SERIAL_MAX_MS = 30_000; // a peer slower than 30 ms a call gets fewer serial calls (n says how many)
+const SERIAL_MAX_MS = 30_000; // a peer slower than 30 ms a call gets fewer serial calls (n says how many), in every block alike
 const CALL_TIMEOUT = 30_000;
 requireDist();
 // The SDK's SSE client adds an abort listener per request to one long-lived signal: keep its warning quiet.
@@ -329,20 +333,51 @@ const peerTargets = [
 const pct = (xs, q) => xs[Math.min(xs.length - 1, Math.floor(q * xs.length))];
 const ms = (x) => (x === undefined || Number.isNaN(x) ? '–' : x < 10 ? x.toFixed(2) : x < 100 ? x.toFixed(1) : x.toFixed(0));
 
-async function serial(c, rssPid) {
-  for (let i = 0; i < 50; i++) await c.call(`warm ${i}`);
-  const xs = [];
-  let wrong = 0;
-  const t0 = performance.now();
-  for (let i = 0; i < serialN && performance.now() - t0 < SERIAL_MAX_MS; i++) {
-    const m = `serial ${i}`;
-    const s = performance.now();
-    const text = await c.call(m);
-    xs.push(performance.now() - s);
-    if (!text.includes(m)) wrong++;
+/**
+ * The serial figures of every open target: 50 warm-up calls each, then `serialCycles` blocks of
+ * serialN / serialCycles calls per target, the targets visited in turn (reversed every other cycle);
+ * a block ends early past its share of SERIAL_MAX_MS. Sets each row's `serial`.
+ */
+async function serialInterleaved(open) {
+  const per = Math.ceil(serialN / serialCycles);
+  const budgetMs = SERIAL_MAX_MS / serialCycles;
+  const acc = new Map(open.map((t) => [t, { xs: [], wrong: 0 }]));
+  // A target that fails leaves the rotation with its error; the others go on.
+  const failed = (t, e) => {
+    t.row.error = `serial: ${String(e?.message ?? e).replace(/\s+/g, ' ').slice(0, 240)}`;
+    log(`${t.row.id} failed: ${t.row.error}`);
+    acc.delete(t);
+  };
+  for (const t of open) {
+    try {
+      for (let i = 0; i < 50; i++) await t.client.call(`warm ${i}`);
+    } catch (e) {
+      failed(t, e);
+    }
   }
-  xs.sort((a, b) => a - b);
-  return { n: xs.length, median: pct(xs, 0.5), p99: pct(xs, 0.99), wrong, rssIdle: rssPid ? treeRss(rssPid) : null };
+  for (let cycle = 0; cycle < serialCycles; cycle++) {
+    log(`serial, cycle ${cycle + 1}/${serialCycles}…`);
+    for (const t of cycle % 2 === 0 ? open : [...open].reverse()) {
+      const a = acc.get(t);
+      if (!a) continue;
+      const t0 = performance.now();
+      try {
+        for (let i = 0; i < per && performance.now() - t0 < budgetMs; i++) {
+          const m = `serial ${cycle}.${i}`;
+          const s = performance.now();
+          const text = await t.client.call(m);
+          a.xs.push(performance.now() - s);
+          if (!text.includes(m)) a.wrong++;
+        }
+      } catch (e) {
+        failed(t, e);
+      }
+    }
+  }
+  for (const [t, { xs, wrong }] of acc) {
+    xs.sort((a, b) => a - b);
+    t.row.serial = { n: xs.length, median: pct(xs, 0.5), p99: pct(xs, 0.99), wrong, rssIdle: t.rssPid ? treeRss(t.rssPid) : null };
+  }
 }
 
 /** `clients` callers: `makeClient()` each, or one shared. Counts correct answers in the measured window. */
@@ -406,9 +441,8 @@ async function concurrent(makeClient, { shared = false, rssPid } = {}) {
   return { rps: ok / duration, ok, wrong, errors, firstError, wrongIds, p50: pct(lat, 0.5), p99: pct(lat, 0.99), rssPeak: peak, cpu };
 }
 
-async function measure(row, { client, makeClient, rssPid, sharedOnly = false }) {
-  const s = await serial(client, rssPid);
-  await client.close();
+/** One concurrent turn of a target: { c, note } (the note says how its callers were set up). */
+async function concurrentTurn({ makeClient, rssPid, sharedOnly = false }) {
   let c = await concurrent(makeClient, { shared: sharedOnly, rssPid });
   let note = sharedOnly ? `${clients} callers share one session` : `${clients} sessions`;
   if (!sharedOnly && (c.wrong > 0 || c.errors > 0.01 * (c.ok + c.errors))) {
@@ -422,9 +456,30 @@ async function measure(row, { client, makeClient, rssPid, sharedOnly = false }) 
   } else if (c.wrong || c.errors) {
     note += `; ${c.wrong} wrong answers, ${c.errors} errors${c.firstError ? ` (${c.firstError})` : ''}`;
   }
-  if (s.wrong) note += `; serial: ${s.wrong} wrong answers`;
-  if (s.n < serialN) note += `; serial capped at ${SERIAL_MAX_MS / 1000} s`;
-  Object.assign(row, { serial: s, conc: c, note: [row.note, note].filter(Boolean).join('; ') });
+  return { c, note };
+}
+
+/** A target's two concurrent turns as one figure: means of the rates, latencies and CPU; counts summed; the higher RSS peak. */
+function bothTurns(turns) {
+  const mean = (pick) => {
+    const xs = turns.map(pick).filter((x) => typeof x === 'number' && !Number.isNaN(x));
+    return xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : NaN;
+  };
+  const sum = (pick) => turns.reduce((a, t) => a + pick(t), 0);
+  const cpus = turns.map((t) => t.c.cpu).filter(Boolean);
+  const c = {
+    rps: mean((t) => t.c.rps),
+    ok: sum((t) => t.c.ok),
+    wrong: sum((t) => t.c.wrong),
+    errors: sum((t) => t.c.errors),
+    wrongIds: sum((t) => t.c.wrongIds),
+    p50: mean((t) => t.c.p50),
+    p99: mean((t) => t.c.p99),
+    rssPeak: turns.map((t) => t.c.rssPeak).reduce((a, b) => (b.bytes > a.bytes ? b : a)),
+    cpu: cpus.length ? { frontUs: mean((t) => t.c.cpu?.frontUs), clientUs: mean((t) => t.c.cpu?.clientUs) } : null,
+  };
+  const notes = [...new Set(turns.map((t) => t.note))];
+  return { c, note: notes.length === 1 ? notes[0] : notes.map((n, i) => `turn ${i + 1}: ${n}`).join('; ') };
 }
 
 function ensurePeers() {
@@ -438,14 +493,17 @@ function ensurePeers() {
 
 const want = (id) => only.length === 0 || only.some((o) => id.includes(o));
 const rows = [];
+/** Targets started and answering: { row, start, client, makeClient, rssPid, sharedOnly, close() }. */
+const open = [];
 
-async function runTarget(id, label, fn) {
+/** Starts one target (`start(row)` resolves to its handle); a target that fails to start keeps its row with the error. */
+async function openTarget(id, label, start) {
   if (!want(id)) return;
-  log(`${label}…`);
+  log(`${label}: starting…`);
   const row = { id, label };
   rows.push(row);
   try {
-    await fn(row);
+    open.push({ row, start, ...(await start(row)) });
   } catch (e) {
     row.error = String(e?.message ?? e).replace(/\s+/g, ' ').slice(0, 300);
     log(`${id} failed: ${row.error}`);
@@ -453,74 +511,112 @@ async function runTarget(id, label, fn) {
 }
 
 // direct
-await runTarget('direct', 'direct: SDK client → server-everything over stdio (floor)', async (row) => {
+await openTarget('direct', 'direct: SDK client → server-everything over stdio (floor)', async (row) => {
   const transport = new StdioClientTransport({ command: node, args: [EVERYTHING, 'stdio'], stderr: 'ignore' });
   const c = new Client({ name: 'bench-peers', version: '1' });
   await c.connect(transport);
   const client = { call: async (m) => textOf(await c.callTool({ name: 'echo', arguments: { message: m } }, undefined, { timeout: CALL_TIMEOUT })), close: async () => {}, wrongIds: () => 0 };
-  const pid = transport.pid;
-  await measure(row, { client, makeClient: async () => client, rssPid: pid, sharedOnly: true });
-  row.note = `${row.note}; RSS: the server only (the client is the bench process); stdio has one session`;
-  await c.close();
+  row.note = 'RSS: the server only (the client is the bench process); stdio has one session';
+  return { client, makeClient: async () => client, rssPid: transport.pid, sharedOnly: true, close: () => c.close() };
 });
 
-// toolgate: a fresh gateway for each path, so that each RSS is its own
-async function withToolgate(fn) {
-  const tg = await startToolgate();
-  try {
-    await fn(tg);
-  } finally {
-    await stopGroup(tg.h);
-    tg.h.cleanup();
-  }
-}
+// toolgate: a gateway of its own for each path, so that each RSS is its own
+const closeToolgate = async (tg) => {
+  await stopGroup(tg.h);
+  tg.h.cleanup();
+};
 for (const [id, label, kind, path] of [
   ['toolgate-mcp', 'toolgate `/mcp` (Streamable HTTP)', 'http', '/mcp'],
   ['toolgate-sse', 'toolgate `/sse` (legacy SSE transport)', 'sse', '/sse'],
 ]) {
-  await runTarget(id, label, (row) =>
-    withToolgate(async (tg) => {
-      const make = () => mcpClient(kind, `${tg.url}${path}`);
-      await measure(row, { client: await make(), makeClient: make, rssPid: tg.h.pid });
-    }),
-  );
+  await openTarget(id, label, async () => {
+    const tg = await startToolgate();
+    const make = () => mcpClient(kind, `${tg.url}${path}`);
+    return { client: await make(), makeClient: make, rssPid: tg.h.pid, close: () => closeToolgate(tg) };
+  });
 }
-await runTarget('toolgate-rest', 'toolgate REST `POST /v1/tools/everything.echo/call`', (row) =>
-  withToolgate(async (tg) => {
-    const rest = restClientFactory(tg.url, clients);
-    const client = await rest.make();
-    await measure(row, { client, makeClient: rest.make, rssPid: tg.h.pid, sharedOnly: true });
-    row.note = `undici Pool, ${clients} keep-alive connections`;
-    await rest.close();
-  }),
-);
+await openTarget('toolgate-rest', 'toolgate REST `POST /v1/tools/everything.echo/call`', async (row) => {
+  const tg = await startToolgate();
+  const rest = restClientFactory(tg.url, clients);
+  row.note = `undici Pool, ${clients} keep-alive connections`;
+  return {
+    client: await rest.make(),
+    makeClient: rest.make,
+    rssPid: tg.h.pid,
+    sharedOnly: true,
+    close: async () => {
+      await rest.close();
+      await closeToolgate(tg);
+    },
+  };
+});
 
 // the peers
 const peersMissing = peerTargets.some((t) => want(t.id)) ? ensurePeers() : null;
 for (const t of peerTargets) {
-  await runTarget(t.id, t.label, async (row) => {
+  await openTarget(t.id, t.label, async (row) => {
     if (peersMissing) throw new Error(peersMissing);
     const dir = mkdtempSync(join(tmpdir(), `peers-${t.id}-`));
     const port = await freePort();
     const config = t.setup?.(dir);
     const h = spawnGroup(node, t.args(port, config), { env: t.env?.(dir) ?? {}, cwd: dir });
-    try {
-      const url = `http://127.0.0.1:${port}${t.path}`;
-      const client = await waitMcp(t.kind, url, h);
-      if (t.id === 'mcp-hub') row.note = `tool \`${client.tool}\``;
-      await measure(row, { client, makeClient: () => mcpClient(t.kind, url), rssPid: h.pid });
-    } finally {
+    const close = async () => {
       await stopGroup(h);
       rmSync(dir, { recursive: true, force: true });
+    };
+    try {
+      const url = `${`http://127.0.0.1:${port}`}${t.path}`;
+      const client = await waitMcp(t.kind, url, h);
+      if (t.id === 'mcp-hub') row.note = `tool \`${client.tool}\``;
+      return { client, makeClient: () => mcpClient(t.kind, url), rssPid: h.pid, close };
+    } catch (e) {
+      await close();
+      throw e;
     }
   });
+}
+
+// Serial, every target in turn; then all are stopped, and each is started afresh for its concurrent
+// turns alone (an idle target still costs a little CPU: with all of them up, whoever went first lost
+// most). Two turns each, the targets in one order and then the reverse, so that no target's figure
+// sits only early or only late in a run of this machine's phases; the figure is their mean.
+await serialInterleaved(open);
+for (const t of open) {
+  await t.client.close().catch(() => {});
+  await t.close();
+}
+const measured = open.filter((t) => t.row.serial && !t.row.error);
+const turns = new Map(measured.map((t) => [t, []]));
+for (const [k, order] of [measured, [...measured].reverse()].entries()) {
+  for (const t of order) {
+    if (t.row.error) continue;
+    log(`${t.row.label}: ${clients} clients, turn ${k + 1} of 2…`);
+    let h;
+    try {
+      h = await t.start(t.row);
+      await h.client.close();
+      turns.get(t).push(await concurrentTurn(h));
+    } catch (e) {
+      t.row.error = String(e?.message ?? e).replace(/\s+/g, ' ').slice(0, 300);
+      log(`${t.row.id} failed: ${t.row.error}`);
+    } finally {
+      await h?.close();
+    }
+  }
+}
+for (const [t, list] of turns) {
+  if (t.row.error || list.length === 0) continue;
+  const { c, note } = bothTurns(list);
+  const s = t.row.serial;
+  const extra = [note, s.wrong ? `serial: ${s.wrong} wrong answers` : '', s.n < serialN ? `serial capped at ${SERIAL_MAX_MS / 1000} s` : ''];
+  Object.assign(t.row, { conc: c, note: [t.row.note, ...extra].filter(Boolean).join('; ') });
 }
 
 // ---- report ----
 
 const mib = (r) => (r && r.bytes ? `${(r.bytes / 2 ** 20).toFixed(0)} MiB (${r.procs})` : '–');
 const best = (key) => Math.max(...rows.filter((r) => !r.id.startsWith('toolgate') && r.id !== 'direct' && r.conc).map(key));
-let md = `\`echo\` of server-everything (stdio) through each front, called by the MCP SDK client (toolgate REST: undici). Serial: ${serialN} calls after 50 warm-up (fewer if a front needs over ${SERIAL_MAX_MS / 1000} s). Concurrent: ${clients} clients in a loop, ${warmupS} s warm-up then ${duration} s counted; only answers that echo the caller's own message count. RSS: the front's whole process tree (process count in brackets), idle after the serial phase and the peak sampled every 0.5 s under load. One target at a time, the clients in the bench process, all on the same 2 cores.\n\n`;
+let md = `\`echo\` of server-everything (stdio) through each front, called by the MCP SDK client (toolgate REST: undici). Serial: ${serialN} calls after 50 warm-up (fewer if a front needs over ${SERIAL_MAX_MS / 1000} s in all). Concurrent: ${clients} clients in a loop, ${warmupS} s warm-up then ${duration} s counted; only answers that echo the caller's own message count. RSS: the front's whole process tree (process count in brackets), idle after the serial phase and the peak sampled every 0.5 s under load. Serial: every target started, the calls interleaved in ${serialCycles} blocks per target visiting each in turn; concurrent: one target at a time, each started afresh alone, twice (all targets in one order, then in the reverse), the figures the mean of both turns. The clients are in the bench process, all on the same 2 cores.\n\n`;
 md += `| front | serial median | serial p99 | calls/s, ${clients} clients | p50 / p99 under load | CPU per call: front tree / client | RSS idle | RSS peak under load | note |\n| --- | --- | --- | --- | --- | --- | --- | --- | --- |\n`;
 for (const r of rows) {
   if (r.error) {
@@ -554,7 +650,7 @@ if (profile) {
     const rest = path === 'rest' ? restClientFactory(tg.url, clients) : null;
     const make = rest ? rest.make : () => mcpClient(path === 'sse' ? 'sse' : 'http', `${tg.url}/${path}`);
     const w = await make();
-    await serial(w);
+    for (let i = 0; i < 200; i++) await w.call(`warm ${i}`);
     await w.close();
     const loadAt = performance.now() - spawnedAt;
     const c = await concurrent(make, { shared: !!rest, rssPid: tg.h.pid });
