@@ -10,9 +10,10 @@
 // Serial: every target is started first, then --serial sequential `echo` calls each (median, p99),
 // interleaved in --serial-cycles blocks that visit every target in turn (the order reversed every
 // other cycle), so that this machine's fast and slow phases, which last minutes, fall on all of them
-// alike. Then, one target at a time: --clients concurrent clients (each its own MCP session; REST: a
-// keep-alive pool of as many connections) calling in a loop for --duration s after --warmup s:
-// correct answers per second; the target is stopped after its turn. Every answer is checked (it
+// alike. Then every target is stopped, and each gets two concurrent turns alone, started afresh (all
+// targets in one order, then in the reverse; the figures are the means of both): --clients concurrent
+// clients (each its own MCP session; REST: a keep-alive pool of as many connections) calling in a
+// loop for --duration s after --warmup s: correct answers per second. Every answer is checked (it
 // must echo the caller's own message); a front that sends answers to the wrong sessions is measured
 // again with the clients on one shared session, and says so. CPU per call: the front's process tree
 // and this (client) process over the counted window. RSS: the whole process tree (the process and
