@@ -3,7 +3,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { echoTool, httpTool, startGateway, type TestGateway } from '../helpers/app.js';
 import { json, Upstream } from '../helpers/upstream.js';
-import { until } from '../helpers/wait.js';
+import { until, untilAsync } from '../helpers/wait.js';
 
 const KEY = 'mcp-fast-key-000001';
 
@@ -112,6 +112,22 @@ describe('/mcp answers plain tools/call as JSON', () => {
     expect(cancelled.status).toBe(202);
     await until(() => up.seen.find((s) => s.url === '/slow?ms=5000')?.aborted === true, 'the upstream request to be aborted');
     await (await pending).text();
+  });
+
+  it('a client that goes away after the headers cancels the call: the upstream request is aborted, the call audited, nothing left in flight', async () => {
+    const gone = new AbortController();
+    const res = await fetch(`${base}/mcp`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', authorization: `Bearer ${KEY}`, 'mcp-session-id': session, 'mcp-protocol-version': '2025-06-18' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 'gone-1', method: 'tools/call', params: { name: 'debug.slow', arguments: { ms: 7000 } } }),
+      signal: gone.signal,
+    });
+    expect(res.status).toBe(200); // the head came before the call ended
+    await until(() => up.seen.some((s) => s.url === '/slow?ms=7000'), 'the upstream to be reached');
+    gone.abort();
+    await until(() => up.seen.find((s) => s.url === '/slow?ms=7000')?.aborted === true, 'the upstream request to be aborted');
+    await until(() => gw.app.gw.inFlight.count === 0, 'no work left in flight');
+    await untilAsync(async () => (await gw.audit()).some((r) => r['tool'] === 'debug.slow' && JSON.stringify(r['args']).includes('7000') && r['outcome'] === 'error'), 'the cancelled call in the audit');
   });
 
   it("the SDK's own client works against it unchanged", async () => {
