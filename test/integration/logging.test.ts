@@ -10,6 +10,7 @@ import { loadConfig } from '../../src/config/load.js';
 import { createLogger } from '../../src/logger.js';
 import { Upstream, json } from '../helpers/upstream.js';
 import { until } from '../helpers/wait.js';
+import { rawMcpSession } from '../helpers/mcp-raw.js';
 
 /** pino logs: one line per request, no Authorization header, no secret value anywhere. */
 describe('structured logs', () => {
@@ -70,25 +71,8 @@ describe('structured logs', () => {
   });
 
   it('logs an MCP tools/call answered as JSON (a hijacked reply) like any request', async () => {
-    const base = await app.listen({ port: 0, host: '127.0.0.1' });
-    let session = '';
-    const post = (body: unknown, requestId: string) =>
-      fetch(`${base}/mcp`, {
-        method: 'POST',
-        headers: {
-          'content-type': 'application/json',
-          accept: 'application/json, text/event-stream',
-          authorization: `Bearer ${KEY}`,
-          'x-request-id': requestId,
-          ...(session ? { 'mcp-session-id': session, 'mcp-protocol-version': '2025-06-18' } : {}),
-        },
-        body: JSON.stringify(body),
-      });
-    const init = await post({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } }, 'log-mcp-0');
-    session = init.headers.get('mcp-session-id') ?? '';
-    await init.text();
-    await (await post({ jsonrpc: '2.0', method: 'notifications/initialized' }, 'log-mcp-1')).text();
-    const res = await post({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'leaky.tool', arguments: { password: 'hunter2-password' } } }, 'log-mcp-2');
+    const { post } = await rawMcpSession(await app.listen({ port: 0, host: '127.0.0.1' }), KEY);
+    const res = await post({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'leaky.tool', arguments: { password: 'hunter2-password' } } }, { 'x-request-id': 'log-mcp-2' });
     expect(res.headers.get('content-type')).toContain('application/json');
     expect(await res.text()).toContain('"isError":true');
     await until(() => lines.some((l) => l.includes('"log-mcp-2"') && l.includes('"msg":"request"')), 'the request line');

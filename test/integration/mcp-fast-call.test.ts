@@ -4,6 +4,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { echoTool, httpTool, startGateway, type TestGateway } from '../helpers/app.js';
 import { json, Upstream } from '../helpers/upstream.js';
 import { until, untilAsync } from '../helpers/wait.js';
+import { rawMcpSession, type RawMcpPost } from '../helpers/mcp-raw.js';
 
 const KEY = 'mcp-fast-key-000001';
 
@@ -17,20 +18,8 @@ describe('/mcp answers plain tools/call as JSON', () => {
   let up: Upstream;
   let base: string;
   let session = '';
+  let post: RawMcpPost;
   const held: (() => void)[] = [];
-
-  const post = (body: unknown, headers: Record<string, string> = {}) =>
-    fetch(`${base}/mcp`, {
-      method: 'POST',
-      headers: {
-        'content-type': 'application/json',
-        accept: 'application/json, text/event-stream',
-        authorization: `Bearer ${KEY}`,
-        ...(session ? { 'mcp-session-id': session, 'mcp-protocol-version': '2025-06-18' } : {}),
-        ...headers,
-      },
-      body: JSON.stringify(body),
-    });
 
   beforeAll(async () => {
     up = await new Upstream().start();
@@ -49,11 +38,7 @@ describe('/mcp answers plain tools/call as JSON', () => {
       },
     });
     base = await gw.app.listen({ port: 0, host: '127.0.0.1' });
-    const init = await post({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } });
-    session = init.headers.get('mcp-session-id') ?? '';
-    await init.text();
-    expect(session).not.toBe('');
-    expect((await post({ jsonrpc: '2.0', method: 'notifications/initialized' })).status).toBe(202);
+    ({ session, post } = await rawMcpSession(base, KEY));
   });
   afterAll(async () => {
     for (const release of held.splice(0)) release();
@@ -116,12 +101,7 @@ describe('/mcp answers plain tools/call as JSON', () => {
 
   it('a client that goes away after the headers cancels the call: the upstream request is aborted, the call audited, nothing left in flight', async () => {
     const gone = new AbortController();
-    const res = await fetch(`${base}/mcp`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', authorization: `Bearer ${KEY}`, 'mcp-session-id': session, 'mcp-protocol-version': '2025-06-18' },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 'gone-1', method: 'tools/call', params: { name: 'debug.slow', arguments: { ms: 7000 } } }),
-      signal: gone.signal,
-    });
+    const res = await post({ jsonrpc: '2.0', id: 'gone-1', method: 'tools/call', params: { name: 'debug.slow', arguments: { ms: 7000 } } }, {}, gone.signal);
     expect(res.status).toBe(200); // the head came before the call ended
     await until(() => up.seen.some((s) => s.url === '/slow?ms=7000'), 'the upstream to be reached');
     gone.abort();
