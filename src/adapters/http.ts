@@ -9,6 +9,7 @@ import type { AdapterRequest, ToolAdapter, UpstreamPayload } from './types.js';
 const TRIM_BYTES = 1024;
 const NO_EFFECT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'UND_ERR_CONNECT_TIMEOUT', 'EHOSTUNREACH', 'ENETUNREACH']);
 const LINE_BREAK = /[\r\n\0]/;
+const JSON_MEDIA_TYPE = /[/+]json\b/i;
 
 /** What an upstream answered: status, the headers the adapter reads, and the body (capped). */
 interface Answer {
@@ -60,7 +61,7 @@ export class HttpAdapter implements ToolAdapter {
     });
     const contentType = headerText(answer.headers['content-type']);
     if (answer.status >= 400) throw statusError(answer);
-    if (/[/+]json\b/i.test(contentType)) {
+    if (JSON_MEDIA_TYPE.test(contentType)) {
       try {
         return { kind: 'json', data: answer.bytes.length === 0 ? null : JSON.parse(answer.bytes.toString('utf8')) };
       } catch {

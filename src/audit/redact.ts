@@ -1,4 +1,5 @@
 export const REDACTED = '[REDACTED]';
+const INDEX = /^\d+$/;
 
 /** A redaction path like `apiKey`, `auth.token` or `*.password`: `*` stands for any one key or index. */
 export type RedactPath = readonly string[];
@@ -20,7 +21,7 @@ function redactPath(value: unknown, path: RedactPath, i: number): unknown {
   const last = i === path.length - 1;
   const apply = (v: unknown) => (last ? REDACTED : redactPath(v, path, i + 1));
   if (Array.isArray(value)) {
-    if (seg !== '*' && !/^\d+$/.test(seg)) return value.map((v) => redactPath(v, path, i)); // arrays are transparent
+    if (seg !== '*' && !INDEX.test(seg)) return value.map((v) => redactPath(v, path, i)); // arrays are transparent
     return value.map((v, idx) => (seg === '*' || Number(seg) === idx ? apply(v) : v));
   }
   const obj = value as Record<string, unknown>;

@@ -3,6 +3,8 @@ import type { Config } from '../config/schema.js';
 import { globToRegExp, type Caller } from './caller.js';
 
 const ALL_ROLES = new Set(['agent', 'approver', 'admin'] as const);
+// Module constants, not literals in the per-request code: a literal makes a RegExp object per evaluation.
+const BEARER = /^Bearer\s+(\S+)\s*$/i;
 
 /**
  * The key table: bearer key → caller. Keys are held only as sha256 digests and looked up by
@@ -34,7 +36,7 @@ export class KeyTable {
   resolve(authorization: string | undefined): Caller | undefined {
     if (this.open) return this.open;
     if (!authorization) return undefined;
-    const m = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
+    const m = BEARER.exec(authorization);
     return m ? this.byDigest.get(sha256Hex(m[1] as string)) : undefined;
   }
 }

@@ -98,11 +98,13 @@ export async function toolRoutes(app: FastifyInstance, opts: { gw: Gateway }): P
   );
 }
 
+const PARAM_SEPARATOR = /[=;]/;
+
 /** RFC 7240 `Prefer: respond-async` (among other preferences). */
 function prefersAsync(h: string | string[] | undefined): boolean {
   if (h === undefined) return false;
   const all = Array.isArray(h) ? h.join(',') : h;
-  return all.split(',').some((p) => p.split(/[=;]/)[0]?.trim().toLowerCase() === 'respond-async');
+  return all.split(',').some((p) => p.split(PARAM_SEPARATOR)[0]?.trim().toLowerCase() === 'respond-async');
 }
 
 function idempotencyKey(h: string | string[] | undefined): string | undefined {
