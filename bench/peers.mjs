@@ -42,6 +42,7 @@ import { Pool, request } from 'undici';
 import { requireDist, root } from './lib/gateway.mjs';
 import { delay, freePort } from './lib/proc.mjs';
 import { summarize } from './lib/cpuprofile.mjs';
+import { rpsVerdict } from './lib/summary.mjs';
 import { flag, has } from './lib/args.mjs';
 
 const serialN = Number(flag('--serial', '1000'));
@@ -50,6 +51,8 @@ const clients = Number(flag('--clients', '32'));
 const duration = Number(flag('--duration', '10'));
 const warmupS = Number(flag('--warmup', '2'));
 const only = flag('--only', '').split(',').filter(Boolean);
+// --shared: every target's concurrent callers share one session (the setup a front that misroutes answers across sessions is measured with).
+const sharedAll = has('--shared');
 const profile = has('--profile');
 // --profile-paths mcp,sse,rest (default mcp,rest): which of toolgate's paths to profile.
 const profilePaths = flag('--profile-paths', 'mcp,rest').split(',').filter(Boolean);
@@ -443,13 +446,15 @@ async function concurrent(makeClient, { shared = false, rssPid } = {}) {
 }
 
 /** One concurrent turn of a target: { c, note } (the note says how its callers were set up). */
-async function concurrentTurn({ makeClient, rssPid, sharedOnly = false }) {
+async function concurrentTurn({ makeClient, rssPid, sharedOnly = sharedAll }) {
   let c = await concurrent(makeClient, { shared: sharedOnly, rssPid });
   let note = sharedOnly ? `${clients} callers share one session` : `${clients} sessions`;
+  let shared = sharedOnly;
   if (!sharedOnly && (c.wrong > 0 || c.errors > 0.01 * (c.ok + c.errors))) {
     note = `with ${clients} sessions: ${c.ok} right, ${c.wrong} wrong answers, ${c.errors} errors${c.firstError ? ` (${c.firstError})` : ''}; figures: ${clients} callers on one shared session`;
     const peakBefore = c.rssPeak;
     c = await concurrent(makeClient, { shared: true, rssPid });
+    shared = true;
     if (peakBefore.bytes > c.rssPeak.bytes) c.rssPeak = peakBefore;
     if (c.wrong || c.errors) note += `; shared: ${c.wrong} wrong, ${c.errors} errors`;
   } else if (c.ok === 0) {
@@ -457,6 +462,7 @@ async function concurrentTurn({ makeClient, rssPid, sharedOnly = false }) {
   } else if (c.wrong || c.errors) {
     note += `; ${c.wrong} wrong answers, ${c.errors} errors${c.firstError ? ` (${c.firstError})` : ''}`;
   }
+  c.shared = shared;
   return { c, note };
 }
 
@@ -478,6 +484,7 @@ function bothTurns(turns) {
     p99: mean((t) => t.c.p99),
     rssPeak: turns.map((t) => t.c.rssPeak).reduce((a, b) => (b.bytes > a.bytes ? b : a)),
     cpu: cpus.length ? { frontUs: mean((t) => t.c.cpu?.frontUs), clientUs: mean((t) => t.c.cpu?.clientUs) } : null,
+    shared: turns.some((t) => t.c.shared),
   };
   const notes = [...new Set(turns.map((t) => t.note))];
   return { c, note: notes.length === 1 ? notes[0] : notes.map((n, i) => `turn ${i + 1}: ${n}`).join('; ') };
@@ -533,7 +540,8 @@ for (const [id, label, kind, path] of [
   await openTarget(id, label, async () => {
     const tg = await startToolgate();
     const make = () => mcpClient(kind, `${tg.url}${path}`);
-    return { client: await make(), makeClient: make, rssPid: tg.h.pid, close: () => closeToolgate(tg) };
+    // also measured with its callers on one shared session: the setup a misrouting peer is measured with
+    return { client: await make(), makeClient: make, rssPid: tg.h.pid, alsoShared: true, close: () => closeToolgate(tg) };
   });
 }
 await openTarget('toolgate-rest', 'toolgate REST `POST /v1/tools/everything.echo/call`', async (row) => {
@@ -588,6 +596,7 @@ for (const t of open) {
 }
 const measured = open.filter((t) => t.row.serial && !t.row.error);
 const turns = new Map(measured.map((t) => [t, []]));
+const sharedTurns = new Map(measured.map((t) => [t, []]));
 for (const [k, order] of [measured, [...measured].reverse()].entries()) {
   for (const t of order) {
     if (t.row.error) continue;
@@ -597,6 +606,7 @@ for (const [k, order] of [measured, [...measured].reverse()].entries()) {
       h = await t.start(t.row);
       await h.client.close();
       turns.get(t).push(await concurrentTurn(h));
+      if (h.alsoShared) sharedTurns.get(t).push(await concurrentTurn({ ...h, sharedOnly: true }));
     } catch (e) {
       t.row.error = String(e?.message ?? e).replace(/\s+/g, ' ').slice(0, 300);
       log(`${t.row.id} failed: ${t.row.error}`);
@@ -610,14 +620,18 @@ for (const [t, list] of turns) {
   const { c, note } = bothTurns(list);
   const s = t.row.serial;
   const extra = [note, s.wrong ? `serial: ${s.wrong} wrong answers` : '', s.n < serialN ? `serial capped at ${SERIAL_MAX_MS / 1000} s` : ''];
+  const sharedList = sharedTurns.get(t);
+  if (sharedList.length > 0) {
+    t.row.concShared = bothTurns(sharedList).c;
+    extra.push(`${clients} callers on one shared session: ${Math.round(t.row.concShared.rps).toLocaleString('en-US')} calls/s`);
+  }
   Object.assign(t.row, { conc: c, note: [t.row.note, ...extra].filter(Boolean).join('; ') });
 }
 
 // ---- report ----
 
 const mib = (r) => (r && r.bytes ? `${(r.bytes / 2 ** 20).toFixed(0)} MiB (${r.procs})` : '–');
-const best = (key) => Math.max(...rows.filter((r) => !r.id.startsWith('toolgate') && r.id !== 'direct' && r.conc).map(key));
-let md = `\`echo\` of server-everything (stdio) through each front, called by the MCP SDK client (toolgate REST: undici). Serial: ${serialN} calls after 50 warm-up (fewer if a front needs over ${SERIAL_MAX_MS / 1000} s in all). Concurrent: ${clients} clients in a loop, ${warmupS} s warm-up then ${duration} s counted; only answers that echo the caller's own message count. RSS: the front's whole process tree (process count in brackets), idle after the serial phase and the peak sampled every 0.5 s under load. Serial: every target started, the calls interleaved in ${serialCycles} blocks per target visiting each in turn; concurrent: one target at a time, each started afresh alone, twice (all targets in one order, then in the reverse), the figures the mean of both turns. The clients are in the bench process, all on the same 2 cores.\n\n`;
+let md = `\`echo\` of server-everything (stdio) through each front, called by the MCP SDK client (toolgate REST: undici). Serial: ${serialN} calls after 50 warm-up (fewer if a front needs over ${SERIAL_MAX_MS / 1000} s in all). Concurrent: ${clients} clients in a loop, ${warmupS} s warm-up then ${duration} s counted; only answers that echo the caller's own message count. RSS: the front's whole process tree (process count in brackets), idle after the serial phase and the peak sampled every 0.5 s under load. Serial: every target started, the calls interleaved in ${serialCycles} blocks per target visiting each in turn; concurrent: one target at a time, each started afresh alone, twice (all targets in one order, then in the reverse), the figures the mean of both turns; toolgate's \`/mcp\` and \`/sse\` also with their callers on one shared session, the setup of a peer that misroutes answers across sessions, and compared with such a peer that way. The clients are in the bench process, all on the same 2 cores.\n\n`;
 md += `| front | serial median | serial p99 | calls/s, ${clients} clients | p50 / p99 under load | CPU per call: front tree / client | RSS idle | RSS peak under load | note |\n| --- | --- | --- | --- | --- | --- | --- | --- | --- |\n`;
 for (const r of rows) {
   if (r.error) {
@@ -630,16 +644,16 @@ for (const r of rows) {
 }
 const peersMeasured = rows.filter((r) => !r.id.startsWith('toolgate') && r.id !== 'direct' && r.conc);
 if (peersMeasured.length) {
-  const bestRps = best((r) => r.conc.rps);
   const bestMedian = Math.min(...peersMeasured.map((r) => r.serial.median));
   for (const id of ['toolgate-mcp', 'toolgate-sse', 'toolgate-rest']) {
     const r = rows.find((x) => x.id === id && x.conc);
     if (!r) continue;
-    md += `\n${id === 'toolgate-mcp' ? 'toolgate `/mcp`' : id === 'toolgate-sse' ? 'toolgate `/sse`' : 'toolgate REST'}: serial median ${ms(r.serial.median)} ms vs the best peer's ${ms(bestMedian)} ms (${r.serial.median <= bestMedian ? 'ahead' : '**behind**'}); ${Math.round(r.conc.rps)} calls/s vs the best peer's ${Math.round(bestRps)} (${r.conc.rps >= bestRps ? 'ahead' : '**behind**'}).`;
+    const v = rpsVerdict(r, peersMeasured);
+    md += `\n${id === 'toolgate-mcp' ? 'toolgate `/mcp`' : id === 'toolgate-sse' ? 'toolgate `/sse`' : 'toolgate REST'}: serial median ${ms(r.serial.median)} ms vs the best peer's ${ms(bestMedian)} ms (${r.serial.median <= bestMedian ? 'ahead' : '**behind**'}); ${Math.round(v.ours)} calls/s vs ${v.peer}'s ${Math.round(v.theirs)}${v.shared ? ', both with the callers on one shared session' : ''} (${v.ahead ? 'ahead' : '**behind**'}).`;
   }
   md += '\n';
 }
-const json = rows.map((r) => ({ id: r.id, error: r.error, serial: r.serial && { n: r.serial.n, median: r.serial.median, p99: r.serial.p99, rssIdle: r.serial.rssIdle?.bytes }, conc: r.conc && { rps: r.conc.rps, ok: r.conc.ok, wrong: r.conc.wrong, errors: r.conc.errors, p50: r.conc.p50, p99: r.conc.p99, rssPeak: r.conc.rssPeak.bytes, cpu: r.conc.cpu } }));
+const json = rows.map((r) => ({ id: r.id, error: r.error, serial: r.serial && { n: r.serial.n, median: r.serial.median, p99: r.serial.p99, rssIdle: r.serial.rssIdle?.bytes }, conc: r.conc && { rps: r.conc.rps, shared: r.conc.shared, ok: r.conc.ok, wrong: r.conc.wrong, errors: r.conc.errors, p50: r.conc.p50, p99: r.conc.p99, rssPeak: r.conc.rssPeak.bytes, cpu: r.conc.cpu }, concShared: r.concShared && { rps: r.concShared.rps, p50: r.concShared.p50, p99: r.concShared.p99, cpu: r.concShared.cpu } }));
 
 // ---- optional profile of toolgate under the concurrent load, /mcp and REST each in a fresh process ----
 if (profile) {

@@ -67,16 +67,33 @@ export function summaryRows(blocks) {
   if (peers) {
     const others = peers.filter((x) => !x.id.startsWith('toolgate') && x.id !== 'direct' && x.conc && x.serial);
     const bestMedian = Math.min(...others.map((x) => x.serial.median));
-    const bestRps = Math.max(...others.map((x) => x.conc.rps));
     const names = { 'toolgate-mcp': '`/mcp`', 'toolgate-sse': '`/sse`', 'toolgate-rest': 'REST' };
     for (const [id, name] of Object.entries(names)) {
       const t = peers.find((x) => x.id === id && x.conc && x.serial);
       if (!t || others.length === 0) continue;
       add('peers', `toolgate ${name}: serial median vs the best peer`, `${f(t.serial.median)} vs ${f(bestMedian)} ms`, 'ahead', t.serial.median <= bestMedian);
-      add('peers', `toolgate ${name}: calls/s, 32 clients, vs the best peer`, `${Math.round(t.conc.rps).toLocaleString('en-US')} vs ${Math.round(bestRps).toLocaleString('en-US')}`, 'ahead', t.conc.rps >= bestRps);
+      const v = rpsVerdict(t, others);
+      add('peers', `toolgate ${name}: calls/s, 32 clients, vs the best peer`, `${Math.round(v.ours).toLocaleString('en-US')} vs ${Math.round(v.theirs).toLocaleString('en-US')}${v.shared ? ' (one shared session each)' : ''}`, 'ahead', v.ahead);
     }
   }
   return rows;
+}
+
+/**
+ * toolgate's calls/s against the peers, like with like: a peer whose answers go to the wrong
+ * sessions is measured with its callers on one shared session (`conc.shared`), and is compared with
+ * toolgate's figure on one shared session too (`concShared`) when there is one. Returns the
+ * comparison with the toughest peer: { ours, theirs, peer, shared, ahead }.
+ */
+export function rpsVerdict(t, peers) {
+  let worst;
+  for (const p of peers) {
+    const shared = Boolean(p.conc.shared && t.concShared);
+    const ours = shared ? t.concShared.rps : t.conc.rps;
+    const v = { ours, theirs: p.conc.rps, peer: p.id, shared, ahead: ours >= p.conc.rps };
+    if (!worst || v.theirs / v.ours > worst.theirs / worst.ours) worst = v;
+  }
+  return worst;
 }
 
 /** The summary as markdown. */

@@ -33,4 +33,22 @@ describe('the benchmarks summary table', () => {
     expect(rows.some((r) => r.includes('pipeline'))).toBe(false); // a failed run leaves no row
     expect(summaryTable(doc)).toContain('(7 met, 3 missed)');
   });
+
+  it('compares calls/s like with like: a peer measured on one shared session against toolgate on one shared session', () => {
+    const rows = [
+      { id: 'toolgate-sse', serial: { median: 2.4 }, conc: { rps: 1500, shared: false }, concShared: { rps: 2100 } },
+      { id: 'toolgate-rest', serial: { median: 2.0 }, conc: { rps: 4000, shared: true } },
+      { id: 'supergateway-sse', serial: { median: 2.5 }, conc: { rps: 2000, shared: true } },
+      { id: 'mcp-hub', serial: { median: 2.6 }, conc: { rps: 1400, shared: false } },
+    ];
+    const doc = block('peers', { bench: 'peers', rows }, true);
+    const lines = (summaryTable(doc) as string).split('\n');
+    const row = (text: string) => lines.find((r) => r.includes(text)) ?? '';
+    // 2,100 on one shared session against supergateway's 2,000 (shared) is the closest call; 1,500 per session beats mcp-hub's 1,400
+    expect(row('`/sse`: calls/s')).toContain('2,100 vs 2,000 (one shared session each) | ahead | met');
+    expect(row('REST: calls/s')).toContain('4,000 vs 2,000 | ahead | met');
+    // without a shared figure of its own, toolgate's per-session figure is what is compared: behind
+    const alone = block('peers', { bench: 'peers', rows: [{ ...rows[0], concShared: undefined }, rows[2]] }, true);
+    expect((summaryTable(alone) as string).split('\n').find((r) => r.includes('`/sse`: calls/s'))).toContain('1,500 vs 2,000 | ahead | **missed**');
+  });
 });
