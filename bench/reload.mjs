@@ -16,6 +16,7 @@ import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { flag, has } from './lib/args.mjs';
+import { median } from './lib/stats.mjs';
 
 const root = fileURLToPath(new URL('../', import.meta.url));
 const writes = Number(flag('--writes', '30'));
@@ -59,7 +60,6 @@ function fill(dir, n) {
   for (let i = 0; i < n; i++) writeFileSync(join(dir, `t${String(i).padStart(5, '0')}.yaml`), toolYaml(`bench.t${i}`));
 }
 
-const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 const p90 = (xs) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(xs.length * 0.9))];
 
 /** Median and p90 ms from writing bench.target's file to a call answering with the new marker. */

@@ -2,6 +2,8 @@
 // Built from the JSON line each bench leaves in its marked block of docs/benchmarks.md, so a run of
 // one bench refreshes its rows and keeps the others (each row says when its figure was measured).
 
+import { median } from './stats.mjs';
+
 /** { id: { data, measured } } from every `<!-- bench:<id> -->` block holding a `{"bench":…}` JSON line. */
 export function blocksOf(doc) {
   const out = {};
@@ -22,7 +24,6 @@ export function blocksOf(doc) {
 
 const f = (x, d = 2) => (Number.isFinite(x) ? x.toFixed(d) : '–');
 const verdict = (ok) => (ok === undefined ? '' : ok ? 'met' : '**missed**');
-const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 
 /** Rows [bench, figure, measured, target, verdict, when] for the blocks found. */
 export function summaryRows(blocks) {
