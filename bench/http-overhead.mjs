@@ -197,7 +197,7 @@ Per cycle, toolgate against the bare proxy: requests/s ${spread(perCycle.map((c)
       const h = await startIt(['--cpu-prof', `--cpu-prof-dir=${profDir}`]);
       servers.push(h);
       const t = targets.find((x) => x.id === id);
-      const base = { url: `${h.url}${new URL(t.url).pathname}`, method: 'POST', headers: t.headers, body: t.body };
+      const base = { ...shape(t), url: `${h.url}${new URL(t.url).pathname}` };
       const mode = profileRate > 0 ? { connections: rateConnections, overallRate: profileRate } : { connections };
       await load({ ...base, ...mode, duration: warmup });
       const fromMs = Date.now() - spawned; // the profile starts with the process: leave start-up and warm-up out

@@ -67,6 +67,8 @@ const EVERYTHING = join(root, 'node_modules/@modelcontextprotocol/server-everyth
 const peersDir = join(root, 'bench/peers');
 const peerBin = (pkg, rel) => join(peersDir, 'node_modules', pkg, rel);
 const log = (s) => process.stderr.write(`peers: ${s}\n`);
+/** An error as one short line for a row's note. */
+const errorText = (e) => String(e?.message ?? e).replace(/\s+/g, ' ').slice(0, 300);
 
 // ---- processes: each target in its own process group, stopped by PID; descendants by PID too ----
 
@@ -348,7 +350,7 @@ async function serialInterleaved(open) {
   const acc = new Map(open.map((t) => [t, { xs: [], wrong: 0 }]));
   // A target that fails leaves the rotation with its error; the others go on.
   const failed = (t, e) => {
-    t.row.error = `serial: ${String(e?.message ?? e).replace(/\s+/g, ' ').slice(0, 240)}`;
+    t.row.error = `serial: ${errorText(e)}`;
     log(`${t.row.id} failed: ${t.row.error}`);
     acc.delete(t);
   };
@@ -513,7 +515,7 @@ async function openTarget(id, label, start) {
   try {
     open.push({ row, start, ...(await start(row)) });
   } catch (e) {
-    row.error = String(e?.message ?? e).replace(/\s+/g, ' ').slice(0, 300);
+    row.error = errorText(e);
     log(`${id} failed: ${row.error}`);
   }
 }
@@ -608,7 +610,7 @@ for (const [k, order] of [measured, [...measured].reverse()].entries()) {
       turns.get(t).push(await concurrentTurn(h));
       if (h.alsoShared) sharedTurns.get(t).push(await concurrentTurn({ ...h, sharedOnly: true }));
     } catch (e) {
-      t.row.error = String(e?.message ?? e).replace(/\s+/g, ' ').slice(0, 300);
+      t.row.error = errorText(e);
       log(`${t.row.id} failed: ${t.row.error}`);
     } finally {
       await h?.close();
