@@ -2,7 +2,8 @@ import { Agent, type Dispatcher } from 'undici';
 import type { IncomingHttpHeaders } from 'node:http';
 import { GatewayError, type UpstreamFailure } from '../errors.js';
 import { render, renderJson } from '../util/template.js';
-import type { Cancel } from '../util/cancel.js';
+import type { Cancel, CancelListener } from '../util/cancel.js';
+import { pending, type Settle } from '../util/settle.js';
 import type { HttpTarget } from '../tools/types.js';
 import type { AdapterRequest, ToolAdapter, UpstreamPayload } from './types.js';
 
@@ -55,10 +56,9 @@ export class HttpAdapter implements ToolAdapter {
     }
     if (req.cancel.aborted) throw req.cancel.reason as Error;
 
-    const answer = await new Promise<Answer>((resolve, reject) => {
-      const exchange = new Exchange(t.maxResponseBytes, req.cancel, resolve, reject);
-      this.dispatcher.dispatch({ origin, path, method: t.method as Dispatcher.HttpMethod, headers, body }, exchange);
-    });
+    const exchange = new Exchange(t.maxResponseBytes, req.cancel);
+    this.dispatcher.dispatch({ origin, path, method: t.method as Dispatcher.HttpMethod, headers, body }, exchange);
+    const answer = await exchange.answer;
     const contentType = headerText(answer.headers['content-type']);
     if (answer.status >= 400) throw statusError(answer);
     if (JSON_MEDIA_TYPE.test(contentType)) {
@@ -91,30 +91,31 @@ export class HttpAdapter implements ToolAdapter {
 /**
  * One request's undici handler: collects the body under `max` bytes (a declared length over it is
  * refused before any body arrives), aborts the request when the call's Cancel fires, and settles
- * once.
+ * `answer` once. It is its own listener and settler: no closure per request.
  */
-class Exchange implements Dispatcher.DispatchHandler {
+class Exchange implements Dispatcher.DispatchHandler, CancelListener, Settle<Answer> {
+  readonly answer: Promise<Answer>;
+  resolve!: (a: Answer) => void;
+  reject!: (e: unknown) => void;
   private status = 0;
   private headers: IncomingHttpHeaders = {};
   private readonly chunks: Buffer[] = [];
   private total = 0;
   private controller: Dispatcher.DispatchController | undefined;
   private settled = false;
-  private readonly release: () => void;
 
   constructor(
     private readonly max: number,
     private readonly cancel: Cancel,
-    private readonly resolve: (a: Answer) => void,
-    private readonly reject: (e: Error) => void,
   ) {
-    this.release = cancel.onAbort(this.onCancel);
+    this.answer = pending(this);
+    cancel.listen(this);
   }
 
-  private readonly onCancel = (reason: Error): void => {
+  cancelled(reason: Error): void {
     this.controller?.abort(reason);
     this.fail(reason);
-  };
+  }
 
   onRequestStart(controller: Dispatcher.DispatchController): void {
     this.controller = controller;
@@ -138,7 +139,7 @@ class Exchange implements Dispatcher.DispatchHandler {
   onResponseEnd(): void {
     if (this.settled) return;
     this.settled = true;
-    this.release();
+    this.cancel.unlisten(this);
     const bytes = this.chunks.length === 1 ? (this.chunks[0] as Buffer) : Buffer.concat(this.chunks, this.total);
     this.resolve({ status: this.status, headers: this.headers, bytes });
   }
@@ -156,7 +157,7 @@ class Exchange implements Dispatcher.DispatchHandler {
   private fail(err: Error): void {
     if (this.settled) return;
     this.settled = true;
-    this.release();
+    this.cancel.unlisten(this);
     this.reject(err);
   }
 }

@@ -3,7 +3,7 @@ import { SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js'
 import { GatewayError } from '../errors.js';
 import type { McpServerDeps } from './server.js';
 import { header, runMcpCall } from './server.js';
-import { ClientWatch } from '../pipeline/client-gone.js';
+import { ClientWatch, type CallSlot } from '../pipeline/client-gone.js';
 import type { McpSession } from './sessions.js';
 import type { OutgoingHttpHeaders } from 'node:http';
 
@@ -50,12 +50,12 @@ export function plainToolCall(msg: unknown): FastCall | undefined {
 }
 
 /** In-flight fast calls per session, so a client's `notifications/cancelled` reaches them too. */
-const inFlight = new WeakMap<McpSession, Map<RequestId, (reason: Error) => void>>();
+const inFlight = new WeakMap<McpSession, Map<RequestId, CallSlot>>();
 
 /** A `notifications/cancelled` for a fast call of this session cancels it (the SDK, which never saw the request, ignores it). */
 export function cancelFastCall(session: McpSession, msg: unknown): void {
   const id = cancelledRequestId(msg);
-  if (id !== undefined) inFlight.get(session)?.get(id)?.(clientCancelled());
+  if (id !== undefined) inFlight.get(session)?.get(id)?.cancel(clientCancelled());
 }
 
 /** The request a `notifications/cancelled` names, or undefined for any other message. */
@@ -83,15 +83,14 @@ export async function answerFastCall(deps: McpServerDeps, session: McpSession, c
   if (!calls) inFlight.set(session, (calls = new Map()));
   const res = reply.raw;
   const watch = new ClientWatch(res);
-  const cancel = (reason: Error) => watch.cancel(reason);
-  calls.set(call.id, cancel);
+  calls.set(call.id, watch);
   reply.hijack();
   reply.header('content-type', 'application/json').header('mcp-session-id', session.id);
   res.writeHead(200, reply.getHeaders() as OutgoingHttpHeaders);
   res.flushHeaders();
   let body: string;
   try {
-    const result = await runMcpCall(deps, req.caller, call.name, call.args, { requestId: req.id, headers: req.headers, sessionId: session.id, onClientGone: watch.hook });
+    const result = await runMcpCall(deps, req.caller, call.name, call.args, { requestId: req.id, headers: req.headers, sessionId: session.id, onClientGone: watch });
     body = JSON.stringify({ jsonrpc: '2.0', id: call.id, result });
   } catch (e) {
     // runMcpCall answers every failure as a tool result; this is a bug's last resort, not a path.
@@ -99,7 +98,7 @@ export async function answerFastCall(deps: McpServerDeps, session: McpSession, c
     body = JSON.stringify({ jsonrpc: '2.0', id: call.id, error: { code: -32603, message: 'Internal error' } });
   } finally {
     watch.release();
-    if (calls.get(call.id) === cancel) calls.delete(call.id);
+    if (calls.get(call.id) === watch) calls.delete(call.id);
   }
   res.end(body);
   req.work?.leave();

@@ -4,6 +4,7 @@ import { SSEServerTransport } from '@modelcontextprotocol/sdk/server/sse.js';
 import type { Caller } from '../auth/caller.js';
 import { GatewayError } from '../errors.js';
 import { newId } from '../util/ids.js';
+import { CallSlot } from '../pipeline/client-gone.js';
 import { cancelledRequestId, clientCancelled, plainToolCall } from './fast-call.js';
 import { header, runMcpCall, type McpServerDeps } from './server.js';
 
@@ -18,7 +19,7 @@ interface SseSession {
   readonly callerId: string;
   readonly opened: number;
   /** Cancels of this session's calls answered on the stream, by JSON-RPC id. */
-  readonly calls: Map<string | number, (reason: Error) => void>;
+  readonly calls: Map<string | number, CallSlot>;
 }
 
 /**
@@ -71,7 +72,7 @@ export class LegacySse {
     reply.raw.on('close', () => {
       clearInterval(keepalive);
       this.sessions.delete(transport.sessionId);
-      for (const cancel of session.calls.values()) cancel(new GatewayError('UNAVAILABLE', 'the MCP client closed its stream; the call was cancelled'));
+      for (const slot of session.calls.values()) slot.cancel(new GatewayError('UNAVAILABLE', 'the MCP client closed its stream; the call was cancelled'));
       void server.close().catch(() => undefined);
     });
     await server.connect(transport); // writes the head and the `endpoint` event
@@ -95,7 +96,7 @@ export class LegacySse {
       return reply.code(202).type('text/plain').send('Accepted');
     }
     const cancelled = cancelledRequestId(msg);
-    if (cancelled !== undefined) session.calls.get(cancelled)?.(clientCancelled());
+    if (cancelled !== undefined) session.calls.get(cancelled)?.cancel(clientCancelled());
     try {
       await session.transport.handleMessage(msg, { requestInfo: { headers: req.headers } });
     } catch {
@@ -106,24 +107,21 @@ export class LegacySse {
 
   /** A tools/call straight through the pipeline; its result (failures included) goes to the stream. */
   private async answerOnStream(session: SseSession, call: { id: string | number; name: string; args: Record<string, unknown> }, req: FastifyRequest): Promise<void> {
-    let abort: ((reason: Error) => void) | undefined;
-    const cancel = (reason: Error) => abort?.(reason);
-    session.calls.set(call.id, cancel);
+    const slot = new CallSlot();
+    session.calls.set(call.id, slot);
     try {
       const result = await runMcpCall(this.deps, req.caller, call.name, call.args, {
         requestId: header(req.headers, 'x-request-id') ?? newId('r'),
         headers: req.headers,
         sessionId: session.transport.sessionId,
-        onClientGone: (a) => {
-          abort = a;
-          return () => (abort = undefined);
-        },
+        onClientGone: slot,
       });
       await session.transport.send({ jsonrpc: '2.0', id: call.id, result });
     } catch {
       // The stream closed meanwhile: nobody is left to answer (the call itself is audited).
     } finally {
-      if (session.calls.get(call.id) === cancel) session.calls.delete(call.id);
+      slot.release();
+      if (session.calls.get(call.id) === slot) session.calls.delete(call.id);
     }
   }
 

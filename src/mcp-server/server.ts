@@ -10,7 +10,7 @@ import { sha256Hex } from '../util/hash.js';
 import { newId } from '../util/ids.js';
 import { settleGate } from './approval.js';
 import { errorResult, pendingResult, toolResult } from './results.js';
-import type { ClientGoneHook } from '../pipeline/execute.js';
+import type { ClientGone } from '../pipeline/execute.js';
 
 export interface McpServerDeps {
   gw: Gateway;
@@ -82,7 +82,7 @@ export interface McpCallOptions {
   headers: Readonly<Record<string, string | string[] | undefined>>;
   sessionId: string | undefined;
   signal?: AbortSignal | undefined;
-  onClientGone?: ClientGoneHook | undefined;
+  onClientGone?: ClientGone | undefined;
   onProgress?: ((p: ProgressNote) => void) | undefined;
   /** The session's server and request, for an approval asked through elicitation; without it a gated call's result names its confirmation. */
   gate?: { server: Server; relatedRequestId: string | number; signal: AbortSignal } | undefined;

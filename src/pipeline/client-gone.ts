@@ -1,43 +1,57 @@
 import type { ServerResponse } from 'node:http';
 import { GatewayError } from '../errors.js';
-import type { ClientGoneHook } from './execute.js';
+import type { ClientGone, RunningCall } from './execute.js';
 
 export function callerGone(): GatewayError {
   return new GatewayError('UNAVAILABLE', 'the caller went away; the call was cancelled');
 }
 
 /**
- * Watches an HTTP response for the client leaving before its answer, and hands that to the call
- * as a ClientGoneHook (cheaper on the hot path than an AbortController per request). It listens
- * on the response, a per-request object, not on the keep-alive socket: no listener churn on a
- * long-lived object. `cancel` ends the call for another reason (an MCP client's
- * notifications/cancelled).
+ * The running call of one request, for whoever may cancel it (an MCP client's
+ * `notifications/cancelled`, a closed stream): attached when the call starts, detached when it
+ * settles or the request is done.
  */
-export class ClientWatch {
-  private abort: ((reason: Error) => void) | undefined;
+export class CallSlot implements ClientGone {
+  private call: RunningCall | undefined;
   private done = false;
 
-  constructor(private readonly res: ServerResponse) {
-    res.on('close', this.onClose);
+  attach(call: RunningCall): void {
+    if (!this.done) this.call = call;
   }
 
-  readonly hook: ClientGoneHook = (abort) => {
-    this.abort = abort;
-    return () => (this.abort = undefined);
-  };
+  detach(call: RunningCall): void {
+    if (this.call === call) this.call = undefined;
+  }
 
   cancel(reason: Error): void {
-    this.abort?.(reason);
+    this.call?.stop(reason);
   }
 
-  /** Stops watching (the call answered). */
+  /** The request is done: nothing is cancelled from now on. */
   release(): void {
     this.done = true;
-    this.abort = undefined;
+    this.call = undefined;
   }
+}
 
-  // A response closes once: after its end (finished) or when its connection went first.
-  private readonly onClose = (): void => {
-    if (!this.done && !this.res.writableFinished) this.cancel(callerGone());
-  };
+const WATCH = Symbol('toolgate.clientWatch');
+type WatchedResponse = ServerResponse & { [WATCH]?: ClientWatch };
+
+/** A response closes once: after its end (finished) or when its connection went first. */
+function onResponseClose(this: WatchedResponse): void {
+  if (!this.writableFinished) this[WATCH]?.cancel(callerGone());
+}
+
+/**
+ * Watches an HTTP response for the client leaving before its answer and cancels the call then.
+ * It listens on the response, a per-request object, not on the keep-alive socket (no listener
+ * churn on a long-lived object), with one listener function for every response: the response
+ * points at its watch.
+ */
+export class ClientWatch extends CallSlot {
+  constructor(res: ServerResponse) {
+    super();
+    (res as WatchedResponse)[WATCH] = this;
+    res.on('close', onResponseClose);
+  }
 }

@@ -3,9 +3,10 @@ import type { ProgressNote, ToolAdapter, UpstreamPayload } from '../adapters/typ
 import type { BackendTarget, CompiledBackend, CompiledTool } from '../tools/types.js';
 import { planAttempts, type Rng } from '../routing/select.js';
 import type { RouteContext } from '../routing/match.js';
-import type { HealthBook } from '../resilience/health.js';
+import type { Attempt, BackendView, HealthBook } from '../resilience/health.js';
 import { backoffDelay } from '../resilience/backoff.js';
 import { Cancel, sleep } from '../util/cancel.js';
+import { pending, type Settle } from '../util/settle.js';
 import { callerGone } from './client-gone.js';
 import type { Context } from '@opentelemetry/api';
 import type { AttemptSpan, Tracing } from '../tracing/index.js';
@@ -45,11 +46,21 @@ export interface ExecuteDeps {
   /** Set when tracing is on: each attempt gets a span, child of `traceContext` (the call's span). */
   tracing?: Tracing | undefined;
   traceContext?: Context | undefined;
-  onClientGone?: ClientGoneHook | undefined;
+  onClientGone?: ClientGone | undefined;
 }
 
-/** Registers the call's cancel with whoever notices the client leave; returns the release. */
-export type ClientGoneHook = (cancel: (reason: Error) => void) => () => void;
+/** A running call as its watchers see it: `stop` ends it with a reason (the first one wins). */
+export interface RunningCall {
+  stop(reason: Error): void;
+}
+
+/** Whoever notices the client leave: told of the call when it starts and when it settles. */
+export interface ClientGone {
+  attach(call: RunningCall): void;
+  detach(call: RunningCall): void;
+}
+
+const ONCE = { once: true } as const;
 
 /**
  * Stage: runs the call on its backends under the tool's one deadline. A retryable failure moves the
@@ -58,113 +69,140 @@ export type ClientGoneHook = (cancel: (reason: Error) => void) => () => void;
  * fails with TIMEOUT at once, even if an adapter were slow to notice.
  */
 export function execute(tool: CompiledTool, args: Readonly<Record<string, unknown>>, deps: ExecuteDeps, trail: PolicyTrail): Promise<Execution> {
-  const deadline = Date.now() + tool.timeoutMs;
-  const cancel = new Cancel();
-  // One promise settled by whichever comes first: the attempts, the deadline, or the caller leaving
-  // (no race of promises and no extra listener on the hot path).
-  return new Promise<Execution>((resolve, reject) => {
-    const stop = (reason: Error) => {
-      if (cancel.aborted) return;
-      cancel.abort(reason);
-      reject(reason);
-    };
-    const timer = setTimeout(() => stop(timeoutError(tool)), tool.timeoutMs);
-    const caller = deps.signal;
-    // A cancel or shutdown of a long-running call gives its own reason; a client that left, this one.
-    const onCallerGone = caller && (() => stop(isGatewayError(caller.reason) ? caller.reason : callerGone()));
-    if (caller && onCallerGone) {
-      if (caller.aborted) onCallerGone();
-      else caller.addEventListener('abort', onCallerGone, { once: true });
-    }
-    const unhook = deps.onClientGone?.(stop);
-    const settle = () => {
-      clearTimeout(timer);
-      unhook?.();
-      if (onCallerGone) caller?.removeEventListener('abort', onCallerGone);
-    };
-    attemptLoop(tool, args, deps, trail, cancel, deadline).then(
-      (out) => {
-        settle();
-        resolve(out); // ignored when the deadline already answered
-      },
-      (e: unknown) => {
-        settle();
-        reject(cancel.reason ?? e);
-      },
-    );
-  });
+  return new Run(tool, args, deps, trail).start();
 }
 
-async function attemptLoop(
-  tool: CompiledTool,
-  args: Readonly<Record<string, unknown>>,
-  deps: ExecuteDeps,
-  trail: PolicyTrail,
-  cancel: Cancel,
-  deadline: number,
-): Promise<Execution> {
-  const views = tool.backends.map((b) => deps.health.view(tool, b));
-  const plan = planAttempts(views, deps.route, deps.rng);
-  if (plan.length === 0) throw noBackend(tool, views);
-  let index = 0;
-  let transientTries = 0;
-  for (;;) {
-    const backend = plan[index % plan.length] as CompiledBackend;
-    const span = deps.tracing && startAttempt(deps.tracing, deps, tool, backend, trail);
+/**
+ * One call's run: a single promise settled by whichever comes first, the attempts, the deadline
+ * or the caller leaving. The object is the timer's argument, the caller signal's listener, the
+ * client watch's call and the breaker's attempt, so the per-call path makes no closures.
+ */
+class Run implements RunningCall, Settle<Execution>, Attempt<UpstreamPayload> {
+  readonly cancel = new Cancel();
+  resolve!: (out: Execution) => void;
+  reject!: (e: unknown) => void;
+  private readonly deadline: number;
+  private timer: NodeJS.Timeout | undefined;
+  /** The attempt in progress (read by `tryOnce`). */
+  private backend: CompiledBackend | undefined;
+  private span: AttemptSpan | undefined;
+
+  constructor(
+    readonly tool: CompiledTool,
+    private readonly args: Readonly<Record<string, unknown>>,
+    private readonly deps: ExecuteDeps,
+    private readonly trail: PolicyTrail,
+  ) {
+    this.deadline = Date.now() + tool.timeoutMs;
+  }
+
+  start(): Promise<Execution> {
+    const done = pending(this);
+    this.timer = setTimeout(deadlinePassed, this.tool.timeoutMs, this);
+    const caller = this.deps.signal;
+    if (caller) {
+      if (caller.aborted) this.handleEvent();
+      else caller.addEventListener('abort', this, ONCE);
+    }
+    this.deps.onClientGone?.attach(this);
+    void this.attempts();
+    return done;
+  }
+
+  stop(reason: Error): void {
+    if (this.cancel.aborted) return;
+    this.cancel.abort(reason);
+    this.reject(reason);
+  }
+
+  /** The caller's signal aborted: a cancel or shutdown of a long-running call gives its own reason; a client that left, this one. */
+  handleEvent(): void {
+    const reason: unknown = this.deps.signal?.reason;
+    this.stop(isGatewayError(reason) ? reason : callerGone());
+  }
+
+  private async attempts(): Promise<void> {
     try {
-      trail.tried.push(backend.id);
-      trail.attempts++;
-      const payload = await deps.health.run(tool, backend, () => oneTry(tool, backend, args, deps, cancel, deadline, span));
-      span?.ok();
-      return { payload, backend };
+      const out = await this.loop();
+      this.settle();
+      this.resolve(out); // ignored when the deadline already answered
     } catch (e) {
-      span?.fail(e);
-      if (!isGatewayError(e) || !e.upstream || cancel.aborted) throw e;
-      const rejectedByBreaker = e.code === 'CIRCUIT_OPEN';
-      if (rejectedByBreaker) {
-        trail.attempts--; // the upstream was never touched
-        trail.breakerRejections.push(backend.id);
+      this.settle();
+      this.reject(this.cancel.reason ?? e);
+    }
+  }
+
+  private settle(): void {
+    clearTimeout(this.timer);
+    this.deps.onClientGone?.detach(this);
+    this.deps.signal?.removeEventListener('abort', this);
+  }
+
+  private async loop(): Promise<Execution> {
+    const { tool, deps, trail } = this;
+    const views: BackendView[] = [];
+    for (const b of tool.backends) views.push(deps.health.view(tool, b));
+    const plan = planAttempts(views, deps.route, deps.rng);
+    if (plan.length === 0) throw noBackend(tool, views);
+    let index = 0;
+    let transientTries = 0;
+    for (;;) {
+      const backend = (this.backend = plan[index % plan.length] as CompiledBackend);
+      const span = (this.span = deps.tracing && startAttempt(deps.tracing, deps, tool, backend, trail));
+      try {
+        trail.tried.push(backend.id);
+        trail.attempts++;
+        const payload = await deps.health.run(tool, backend, this);
+        span?.ok();
+        return { payload, backend };
+      } catch (e) {
+        span?.fail(e);
+        if (!isGatewayError(e) || !e.upstream || this.cancel.aborted) throw e;
+        const rejectedByBreaker = e.code === 'CIRCUIT_OPEN';
+        if (rejectedByBreaker) {
+          trail.attempts--; // the upstream was never touched
+          trail.breakerRejections.push(backend.id);
+        }
+        const tried = new Set(trail.tried);
+        const untried = plan.slice(index + 1).some((b) => !tried.has(b.id));
+        const moveWithoutEffect = (e.upstream.noEffect || rejectedByBreaker) && untried;
+        if (e.upstream.transient && !rejectedByBreaker) transientTries++;
+        const retry = tool.idempotent && e.upstream.transient && transientTries < tool.retry.attempts;
+        if (!moveWithoutEffect && !retry) throw e;
+        index++;
+        const next = plan[index % plan.length] as CompiledBackend;
+        if (next.id !== backend.id) trail.failover = true;
+        else {
+          trail.retries++;
+          const wait = Math.max(backoffDelay(tool.retry.backoffMs, trail.retries, deps.rng), e.upstream.retryAfterMs ?? 0);
+          if (Date.now() + wait >= this.deadline) throw e; // no time left for another try: answer with what we know
+          await sleep(wait, this.cancel);
+        }
       }
-      const tried = new Set(trail.tried);
-      const untried = plan.slice(index + 1).some((b) => !tried.has(b.id));
-      const moveWithoutEffect = (e.upstream.noEffect || rejectedByBreaker) && untried;
-      if (e.upstream.transient && !rejectedByBreaker) transientTries++;
-      const retry = tool.idempotent && e.upstream.transient && transientTries < tool.retry.attempts;
-      if (!moveWithoutEffect && !retry) throw e;
-      index++;
-      const next = plan[index % plan.length] as CompiledBackend;
-      if (next.id !== backend.id) trail.failover = true;
-      else {
-        trail.retries++;
-        const wait = Math.max(backoffDelay(tool.retry.backoffMs, trail.retries, deps.rng), e.upstream.retryAfterMs ?? 0);
-        if (Date.now() + wait >= deadline) throw e; // no time left for another try: answer with what we know
-        await sleep(wait, cancel);
-      }
+    }
+  }
+
+  /** One try on the current backend (the breaker runs it), under its own limit when the tool sets one. */
+  async tryOnce(): Promise<UpstreamPayload> {
+    const { tool, deps } = this;
+    const backend = this.backend as CompiledBackend;
+    const limit = tool.retry.tryTimeoutMs;
+    const own = limit === undefined ? undefined : this.cancel.child(limit, () => tryTimeoutError(backend, limit));
+    const cancel = own ? own.cancel : this.cancel;
+    try {
+      return await deps.adapters[backend.target.kind].call({ tool, backend, args: this.args, cancel, deadline: this.deadline, requestId: deps.requestId, onProgress: deps.onProgress, trace: this.span?.headers() });
+    } catch (e) {
+      // A try's own limit passed while the call has time left: a TIMEOUT the attempt loop may retry.
+      if (cancel.aborted && !this.cancel.aborted && cancel.reason) throw cancel.reason;
+      throw e;
+    } finally {
+      own?.release();
     }
   }
 }
 
-async function oneTry(
-  tool: CompiledTool,
-  backend: CompiledBackend,
-  args: Readonly<Record<string, unknown>>,
-  deps: ExecuteDeps,
-  callCancel: Cancel,
-  deadline: number,
-  span: AttemptSpan | undefined,
-): Promise<UpstreamPayload> {
-  const limit = tool.retry.tryTimeoutMs;
-  const own = limit === undefined ? undefined : callCancel.child(limit, () => tryTimeoutError(backend, limit));
-  const cancel = own ? own.cancel : callCancel;
-  try {
-    return await deps.adapters[backend.target.kind].call({ tool, backend, args, cancel, deadline, requestId: deps.requestId, onProgress: deps.onProgress, trace: span?.headers() });
-  } catch (e) {
-    // A try's own limit passed while the call has time left: a TIMEOUT the attempt loop may retry.
-    if (cancel.aborted && !callCancel.aborted && cancel.reason) throw cancel.reason;
-    throw e;
-  } finally {
-    own?.release();
-  }
+function deadlinePassed(run: Run): void {
+  run.stop(timeoutError(run.tool));
 }
 
 function tryTimeoutError(backend: CompiledBackend, limit: number): GatewayError {

@@ -12,7 +12,7 @@ import type { CompiledTool } from '../tools/types.js';
 import { ResultCache } from '../cache/result-cache.js';
 import { digest, responseDigest } from '../util/hash.js';
 import { newId } from '../util/ids.js';
-import { execute, newTrail, type Adapters, type ClientGoneHook, type PolicyTrail } from './execute.js';
+import { execute, newTrail, type Adapters, type ClientGone, type PolicyTrail } from './execute.js';
 import { fallbackFor } from './fallback.js';
 import { Idempotency } from './idempotency.js';
 import { checkLoop } from './loop-guard.js';
@@ -48,7 +48,7 @@ export interface CallRequest {
   /** Told of the upstream's progress (long-running calls' events). */
   onProgress?: ((p: ProgressNote) => void) | undefined;
   /** The HTTP route's client-gone hook (cheaper than a signal): given the call's cancel, returns its release. */
-  onClientGone?: ClientGoneHook | undefined;
+  onClientGone?: ClientGone | undefined;
   /** `async` (`Prefer: respond-async`) runs the call in the background; `sync` never does; unset: the tool's `async`. */
   respond?: 'sync' | 'async' | undefined;
   /** The span a fallback tool's call runs under (set by the pipeline; otherwise `traceparent` in headers). */
@@ -298,7 +298,7 @@ export class CallPipeline {
 
   /** Bulkhead, execute, and on a backend failure the tool's fallback. */
   private async run(tool: CompiledTool, args: Record<string, unknown>, req: CallRequest, trail: PolicyTrail, depth: number): Promise<RunOutput> {
-    const release = this.bulkhead.acquire(tool);
+    this.bulkhead.acquire(tool);
     try {
       const run = await execute(
         tool,
@@ -341,7 +341,7 @@ export class CallPipeline {
       trail.fallback = { kind: plan.kind, reason: e.code };
       return { result: plan.result, usedBackend: 'fallback', fallback: trail.fallback };
     } finally {
-      release();
+      this.bulkhead.release(tool);
     }
   }
 

@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ServerResponse } from 'node:http';
 import type { Gateway } from '../gateway.js';
 import { GatewayError } from '../errors.js';
+import type { InFlight } from '../util/in-flight.js';
 
 const READS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
@@ -36,7 +37,7 @@ export function registerDrain(app: FastifyInstance, gw: Gateway): void {
         }),
       );
     }
-    req.work = new Work(gw.inFlight.enter(), reply.raw);
+    req.work = new Work(gw.inFlight, reply.raw);
     done();
   });
   app.addHook('preHandler', (req, _reply, done) => {
@@ -49,20 +50,35 @@ export function registerDrain(app: FastifyInstance, gw: Gateway): void {
   });
 }
 
+const WORK = Symbol('toolgate.work');
+type WorkResponse = ServerResponse & { [WORK]?: Work };
+
+/** One listener function for every response (the response points at its Work): no closure per request. */
+function onResponseClose(this: WorkResponse): void {
+  const work = this[WORK];
+  if (work && !work.handling) work.leave();
+}
+
 /** One request that starts work: counted until its handler is done, or its response closes before that. */
 class Work {
   handling = false;
+  private left = false;
 
   constructor(
-    readonly leave: () => void,
+    private readonly inFlight: InFlight,
     res: ServerResponse,
   ) {
-    res.on('close', this.onClose);
+    inFlight.begin();
+    (res as WorkResponse)[WORK] = this;
+    res.on('close', onResponseClose);
   }
 
-  private readonly onClose = (): void => {
-    if (!this.handling) this.leave();
-  };
+  /** Ends the count (once; later calls do nothing). */
+  leave(): void {
+    if (this.left) return;
+    this.left = true;
+    this.inFlight.end();
+  }
 }
 
 declare module 'fastify' {

@@ -8,8 +8,8 @@ import type { CompiledTool } from '../tools/types.js';
 export class Bulkhead {
   private readonly inFlight = new Map<string, number>();
 
-  /** Takes a slot or throws; the returned function gives it back (call it exactly once). */
-  acquire(tool: CompiledTool): () => void {
+  /** Takes a slot or throws; `release` gives it back (once per acquire). */
+  acquire(tool: CompiledTool): void {
     const n = this.inFlight.get(tool.name) ?? 0;
     if (n >= tool.concurrency) {
       throw new GatewayError('UNAVAILABLE', `'${tool.name}' already has ${n} calls in flight (its limit)`, {
@@ -18,14 +18,12 @@ export class Bulkhead {
       });
     }
     this.inFlight.set(tool.name, n + 1);
-    let released = false;
-    return () => {
-      if (released) return;
-      released = true;
-      const left = (this.inFlight.get(tool.name) ?? 1) - 1;
-      if (left === 0) this.inFlight.delete(tool.name);
-      else this.inFlight.set(tool.name, left);
-    };
+  }
+
+  release(tool: CompiledTool): void {
+    const left = (this.inFlight.get(tool.name) ?? 1) - 1;
+    if (left <= 0) this.inFlight.delete(tool.name);
+    else this.inFlight.set(tool.name, left);
   }
 
   current(toolName: string): number {

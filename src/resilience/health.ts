@@ -16,7 +16,12 @@ export interface BackendView {
   readonly retryAfterMs: number | undefined;
 }
 
-type Run = () => Promise<unknown>;
+/** One attempt on a backend, as the breaker runs it (an object, not a closure per call). */
+export interface Attempt<T> {
+  tryOnce(): Promise<T>;
+}
+
+const fireAttempt = (attempt: Attempt<unknown>): Promise<unknown> => attempt.tryOnce();
 
 /** An open or a close, for replicas to share (resilience/breaker-sync.ts). */
 export interface BreakerTransition {
@@ -32,7 +37,7 @@ export interface BreakerTransition {
 interface Entry {
   readonly tool: string;
   readonly backendId: string;
-  readonly breaker: CircuitBreaker<[Run], unknown>;
+  readonly breaker: CircuitBreaker<[Attempt<unknown>], unknown>;
   readonly resetTimeoutMs: number;
   openedAt: number | undefined;
   errorRate: number;
@@ -72,7 +77,7 @@ export class HealthBook {
     let e = this.entries.get(key);
     if (e) return e;
     const cfg = tool.breaker;
-    const breaker = new CircuitBreaker<[Run], unknown>((run: Run) => run(), {
+    const breaker = new CircuitBreaker<[Attempt<unknown>], unknown>(fireAttempt, {
       timeout: false,
       enableSnapshots: false, // no per-breaker snapshot timer: we read state on demand
       rollingPercentilesEnabled: false, // latency is kept here (EWMA); no per-call array of latencies
@@ -117,7 +122,7 @@ export class HealthBook {
   }
 
   /** Runs one attempt through the backend's breaker; an open breaker answers CIRCUIT_OPEN untouched. */
-  async run<T>(tool: CompiledTool, b: CompiledBackend, attempt: () => Promise<T>): Promise<T> {
+  async run<T>(tool: CompiledTool, b: CompiledBackend, attempt: Attempt<T>): Promise<T> {
     const e = this.entry(tool, b);
     const started = performance.now();
     try {

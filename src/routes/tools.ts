@@ -85,7 +85,7 @@ export async function toolRoutes(app: FastifyInstance, opts: { gw: Gateway }): P
           requestId: req.id,
           idempotencyKey: idempotencyKey(req.headers['idempotency-key']),
           headers: req.headers,
-          onClientGone: watch.hook,
+          onClientGone: watch,
           ...(prefersAsync(req.headers.prefer) ? { respond: 'async' as const } : {}),
         });
         if (out.status !== 'ok') reply.code(202).header('location', `/v1/calls/${out.callId}`);

@@ -19,9 +19,14 @@ export function compileMatch(m: { callers?: string[]; header?: { name: string; v
   };
 }
 
+function anyMatches(patterns: readonly RegExp[], text: string): boolean {
+  for (const re of patterns) if (re.test(text)) return true;
+  return false;
+}
+
 /** Every condition the rule states must hold. */
 export function backendMatches(m: CompiledMatch, ctx: RouteContext): boolean {
-  if (m.callers && !m.callers.some((re) => re.test(ctx.caller))) return false;
+  if (m.callers && !anyMatches(m.callers, ctx.caller)) return false;
   if (m.header) {
     const v = ctx.headers[m.header.name];
     if ((Array.isArray(v) ? v[0] : v) !== m.header.value) return false;

@@ -15,45 +15,67 @@ export function planAttempts(views: readonly BackendView[], ctx: RouteContext, r
   if (views.length === 1) {
     // The common case, without the grouping below: one backend, usable or not.
     const v = views[0] as BackendView;
-    const usable = v.state !== 'open' && v.state !== 'disabled' && v.state !== 'unhealthy';
-    return usable && (!v.backend.match || backendMatches(v.backend.match, ctx)) ? [v.backend] : [];
+    return isUsable(v) && (!v.backend.match || backendMatches(v.backend.match, ctx)) ? [v.backend] : [];
   }
-  const usable = views.filter((v) => v.state !== 'open' && v.state !== 'disabled' && v.state !== 'unhealthy');
-  const matched = usable.filter((v) => v.backend.match && backendMatches(v.backend.match, ctx));
-  const pool = matched.length > 0 ? matched : usable.filter((v) => !v.backend.match);
-  const byPriority = new Map<number, BackendView[]>();
-  for (const v of pool) byPriority.set(v.backend.priority, [...(byPriority.get(v.backend.priority) ?? []), v]);
+  // Loops rather than callbacks: this runs for every call (no closure per call).
+  const usable: BackendView[] = [];
+  for (const v of views) if (isUsable(v)) usable.push(v);
+  let pool: BackendView[] = [];
+  for (const v of usable) if (v.backend.match && backendMatches(v.backend.match, ctx)) pool.push(v);
+  if (pool.length === 0) for (const v of usable) if (!v.backend.match) pool.push(v);
+  pool = pool.sort(byPriority); // stable: within a priority, the declared order
   const out: CompiledBackend[] = [];
-  for (const p of [...byPriority.keys()].sort((a, b) => a - b)) out.push(...weightedOrder(byPriority.get(p) ?? [], rng));
+  for (let i = 0; i < pool.length; ) {
+    const priority = (pool[i] as BackendView).backend.priority;
+    let j = i + 1;
+    while (j < pool.length && (pool[j] as BackendView).backend.priority === priority) j++;
+    weightedOrder(pool.slice(i, j), rng, out);
+    i = j;
+  }
   return out;
+}
+
+function isUsable(v: BackendView): boolean {
+  return v.state !== 'open' && v.state !== 'disabled' && v.state !== 'unhealthy';
+}
+
+function byPriority(a: BackendView, b: BackendView): number {
+  return a.backend.priority - b.backend.priority;
 }
 
 export function effectiveWeights(group: readonly BackendView[]): number[] {
-  const latencies = group.map((v) => v.latencyMs).filter((l): l is number => l !== undefined);
-  const bestLatency = latencies.length > 0 ? Math.min(...latencies) : undefined;
-  const lowestCost = Math.min(...group.map((v) => v.backend.cost));
-  return group.map((v) => {
+  let bestLatency: number | undefined;
+  let lowestCost = Infinity;
+  for (const v of group) {
+    if (v.latencyMs !== undefined && (bestLatency === undefined || v.latencyMs < bestLatency)) bestLatency = v.latencyMs;
+    if (v.backend.cost < lowestCost) lowestCost = v.backend.cost;
+  }
+  // Only a backend far slower than the group's best loses share: load jitter must not move traffic.
+  const bar = bestLatency === undefined ? Infinity : 3 * bestLatency + 50;
+  const weights: number[] = [];
+  for (const v of group) {
     const health = Math.max(0.05, 1 - v.errorRate);
-    // Only a backend far slower than the group's best loses share: load jitter must not move traffic.
-    const bar = bestLatency === undefined ? Infinity : 3 * bestLatency + 50;
     const latency = v.latencyMs !== undefined && v.latencyMs > bar ? Math.max(0.25, bar / v.latencyMs) : 1;
     const cost = (1 + lowestCost) / (1 + v.backend.cost);
-    return v.backend.weight * health * latency * cost;
-  });
+    weights.push(v.backend.weight * health * latency * cost);
+  }
+  return weights;
 }
 
-function weightedOrder(group: readonly BackendView[], rng: Rng): CompiledBackend[] {
+/** Appends the group's backends to `out` in a weighted random order. */
+function weightedOrder(group: readonly BackendView[], rng: Rng, out: CompiledBackend[]): void {
   const weights = effectiveWeights(group);
-  const pool = group.map((v, i) => ({ b: v.backend, w: weights[i] as number }));
-  const out: CompiledBackend[] = [];
-  while (pool.length > 0) {
-    const total = pool.reduce((s, x) => s + x.w, 0);
+  const backends: CompiledBackend[] = [];
+  for (const v of group) backends.push(v.backend);
+  while (backends.length > 0) {
+    let total = 0;
+    for (const w of weights) total += w;
     let i = 0;
     if (total > 0) {
       let r = rng() * total;
-      while (i < pool.length - 1 && r >= (pool[i]?.w ?? 0)) r -= pool[i++]?.w ?? 0;
+      while (i < backends.length - 1 && r >= (weights[i] ?? 0)) r -= weights[i++] ?? 0;
     }
-    out.push((pool.splice(i, 1)[0] as { b: CompiledBackend }).b);
+    out.push(backends.splice(i, 1)[0] as CompiledBackend);
+    weights.splice(i, 1);
   }
-  return out;
 }

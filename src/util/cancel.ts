@@ -2,6 +2,11 @@ const noop = (): void => undefined;
 
 export type AbortListener = (reason: Error) => void;
 
+/** An object told when a Cancel aborts: what hot paths listen with (no closure per call). */
+export interface CancelListener {
+  cancelled(reason: Error): void;
+}
+
 /**
  * One call's cancellation (deadline, caller gone, a try's own limit). It does the job of an
  * AbortController without an EventTarget: on the hot path a controller plus an `abort` listener
@@ -11,7 +16,7 @@ export type AbortListener = (reason: Error) => void;
  */
 export class Cancel {
   private why: Error | undefined;
-  private listeners: AbortListener[] | undefined;
+  private listeners: (AbortListener | CancelListener)[] | undefined;
   private controller: AbortController | undefined;
 
   get aborted(): boolean {
@@ -29,21 +34,33 @@ export class Cancel {
     this.controller?.abort(reason);
     const listeners = this.listeners;
     this.listeners = undefined;
-    if (listeners) for (const l of listeners) l(reason);
+    if (listeners) {
+      for (const l of listeners) {
+        if (typeof l === 'function') l(reason);
+        else l.cancelled(reason);
+      }
+    }
   }
 
-  /** Calls `fn` once when this aborts (at once when it already has); returns the release. */
+  /** Tells `l` once when this aborts (at once when it already has), until `unlisten(l)`. */
+  listen(l: CancelListener): void {
+    if (this.why !== undefined) l.cancelled(this.why);
+    else (this.listeners ??= []).push(l);
+  }
+
+  unlisten(l: AbortListener | CancelListener): void {
+    const i = this.listeners?.indexOf(l) ?? -1;
+    if (i >= 0) this.listeners?.splice(i, 1);
+  }
+
+  /** Calls `fn` once when this aborts (at once when it already has); returns the release (for paths off the per-call one). */
   onAbort(fn: AbortListener): () => void {
     if (this.why !== undefined) {
       fn(this.why);
       return noop;
     }
-    const listeners = (this.listeners ??= []);
-    listeners.push(fn);
-    return () => {
-      const i = this.listeners?.indexOf(fn) ?? -1;
-      if (i >= 0) this.listeners?.splice(i, 1);
-    };
+    (this.listeners ??= []).push(fn);
+    return () => this.unlisten(fn);
   }
 
   /** A standard AbortSignal that aborts with this (made on first use). */

@@ -9,14 +9,23 @@ export class InFlight {
 
   /** Marks one unit of work begun; the returned function ends it (calling it again does nothing). */
   enter(): () => void {
-    this.n++;
+    this.begin();
     let left = false;
     return () => {
       if (left) return;
       left = true;
-      this.n--;
-      if (this.n === 0 && this.waiters.length > 0) for (const w of this.waiters.splice(0)) w();
+      this.end();
     };
+  }
+
+  /** One unit begun, for a caller that ends it exactly once with `end` (the per-request path: no closure). */
+  begin(): void {
+    this.n++;
+  }
+
+  end(): void {
+    this.n--;
+    if (this.n === 0 && this.waiters.length > 0) for (const w of this.waiters.splice(0)) w();
   }
 
   /** Resolves true once nothing is in flight, or false when `timeoutMs` passes first. */

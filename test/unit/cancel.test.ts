@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { Cancel, sleep } from '../../src/util/cancel.js';
+import { Cancel, sleep, type CancelListener } from '../../src/util/cancel.js';
+import { pending, type Settle } from '../../src/util/settle.js';
 
 describe('Cancel', () => {
   it('aborts once: the first reason wins, listeners run once in order, a released one never runs', () => {
@@ -18,6 +19,23 @@ describe('Cancel', () => {
     // Registered after the fact: told at once.
     c.onAbort((r) => seen.push(`late:${r.message}`));
     expect(seen.at(-1)).toBe('late:first');
+  });
+
+  it('tells listener objects in order with function listeners; an unlistened one is not told; a late one at once', () => {
+    const c = new Cancel();
+    const seen: string[] = [];
+    const obj = (name: string): CancelListener => ({ cancelled: (r) => seen.push(`${name}:${r.message}`) });
+    const a = obj('a');
+    const gone = obj('gone');
+    c.listen(a);
+    c.onAbort((r) => seen.push(`fn:${r.message}`));
+    c.listen(gone);
+    c.unlisten(gone);
+    c.abort(new Error('stop'));
+    c.abort(new Error('again'));
+    expect(seen).toEqual(['a:stop', 'fn:stop']);
+    c.listen(obj('late'));
+    expect(seen.at(-1)).toBe('late:stop');
   });
 
   it('gives a standard AbortSignal that follows it, made before or after the abort', () => {
@@ -62,5 +80,20 @@ describe('Cancel', () => {
     await expect(waiting).rejects.toThrow('stop');
     expect(Date.now() - started).toBeLessThan(5_000);
     await expect(sleep(5, c)).rejects.toThrow('stop');
+  });
+});
+
+describe('pending', () => {
+  it('hands each promise its own settle functions, kept on the holder', async () => {
+    const one: Settle<string> = { resolve: () => undefined, reject: () => undefined };
+    const two: Settle<string> = { resolve: () => undefined, reject: () => undefined };
+    const p1 = pending(one);
+    const p2 = pending(two);
+    expect(one.resolve).not.toBe(two.resolve);
+    two.reject(new Error('second'));
+    one.resolve('first');
+    one.reject(new Error('ignored: already settled'));
+    await expect(p1).resolves.toBe('first');
+    await expect(p2).rejects.toThrow('second');
   });
 });
