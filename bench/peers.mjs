@@ -10,8 +10,10 @@
 // Serial: every target is started first, then --serial sequential `echo` calls each (median, p99),
 // interleaved in --serial-cycles blocks that visit every target in turn (the order reversed every
 // other cycle), so that this machine's fast and slow phases, which last minutes, fall on all of them
-// alike. Then every target is stopped, and each gets two concurrent turns alone, started afresh (all
-// targets in one order, then in the reverse; the figures are the means of both): --clients concurrent
+// alike; toolgate is judged against a peer cycle by cycle (the median of its block median over the
+// peer's, blocks seconds apart). Then every target is stopped, and each gets --turns (4) concurrent
+// turns alone, started afresh (all targets in one order, then the reverse, the reverse, and the first
+// again; the figures are the means of the turns): --clients concurrent
 // clients (each its own MCP session; REST: a keep-alive pool of as many connections) calling in a
 // loop for --duration s after --warmup s: correct answers per second. Every answer is checked (it
 // must echo the caller's own message); a front that sends answers to the wrong sessions is measured
@@ -22,7 +24,7 @@
 // The peers live in bench/peers (their own package.json and lockfile, never toolgate's
 // dependencies) and are installed there on first use: `npm ci --prefix bench/peers`.
 //
-//   npm run build && node bench/peers.mjs [--serial 1000] [--serial-cycles 20] [--clients 32] [--duration 10] [--warmup 2]
+//   npm run build && node bench/peers.mjs [--serial 1000] [--serial-cycles 20] [--clients 32] [--duration 10] [--warmup 2] [--turns 4]
 //       [--only toolgate,mcp-proxy] [--profile] [--dist DIR]
 //
 // --profile: afterwards, runs toolgate again under `node --cpu-prof`, once with the concurrent /mcp
@@ -42,7 +44,8 @@ import { Pool, request } from 'undici';
 import { requireDist, root } from './lib/gateway.mjs';
 import { delay, freePort } from './lib/proc.mjs';
 import { summarize } from './lib/cpuprofile.mjs';
-import { rpsVerdict } from './lib/summary.mjs';
+import { rpsVerdict, serialVerdict } from './lib/summary.mjs';
+import { median } from './lib/stats.mjs';
 import { flag, has } from './lib/args.mjs';
 
 const serialN = Number(flag('--serial', '1000'));
@@ -50,6 +53,7 @@ const serialCycles = Number(flag('--serial-cycles', '20'));
 const clients = Number(flag('--clients', '32'));
 const duration = Number(flag('--duration', '10'));
 const warmupS = Number(flag('--warmup', '2'));
+const turnCount = Number(flag('--turns', '4'));
 const only = flag('--only', '').split(',').filter(Boolean);
 // --shared: every target's concurrent callers share one session (the setup a front that misroutes answers across sessions is measured with).
 const sharedAll = has('--shared');
@@ -347,7 +351,7 @@ const ms = (x) => (x === undefined || Number.isNaN(x) ? '–' : x < 10 ? x.toFix
 async function serialInterleaved(open) {
   const per = Math.ceil(serialN / serialCycles);
   const budgetMs = SERIAL_MAX_MS / serialCycles;
-  const acc = new Map(open.map((t) => [t, { xs: [], wrong: 0 }]));
+  const acc = new Map(open.map((t) => [t, { xs: [], wrong: 0, cycles: [] }]));
   // A target that fails leaves the rotation with its error; the others go on.
   const failed = (t, e) => {
     t.row.error = `serial: ${errorText(e)}`;
@@ -367,22 +371,25 @@ async function serialInterleaved(open) {
       const a = acc.get(t);
       if (!a) continue;
       const t0 = performance.now();
+      const block = [];
       try {
         for (let i = 0; i < per && performance.now() - t0 < budgetMs; i++) {
           const m = `serial ${cycle}.${i}`;
           const s = performance.now();
           const text = await t.client.call(m);
-          a.xs.push(performance.now() - s);
+          block.push(performance.now() - s);
           if (!text.includes(m)) a.wrong++;
         }
       } catch (e) {
         failed(t, e);
       }
+      a.xs.push(...block);
+      a.cycles[cycle] = block.length ? median(block) : null;
     }
   }
-  for (const [t, { xs, wrong }] of acc) {
+  for (const [t, { xs, wrong, cycles }] of acc) {
     xs.sort((a, b) => a - b);
-    t.row.serial = { n: xs.length, median: pct(xs, 0.5), p99: pct(xs, 0.99), wrong, rssIdle: t.rssPid ? treeRss(t.rssPid) : null };
+    t.row.serial = { n: xs.length, median: pct(xs, 0.5), p99: pct(xs, 0.99), wrong, cycles, rssIdle: t.rssPid ? treeRss(t.rssPid) : null };
   }
 }
 
@@ -468,8 +475,8 @@ async function concurrentTurn({ makeClient, rssPid, sharedOnly = sharedAll }) {
   return { c, note };
 }
 
-/** A target's two concurrent turns as one figure: means of the rates, latencies and CPU; counts summed; the higher RSS peak. */
-function bothTurns(turns) {
+/** A target's concurrent turns as one figure: means of the rates, latencies and CPU; counts summed; the higher RSS peak. */
+function meanOfTurns(turns) {
   const mean = (pick) => {
     const xs = turns.map(pick).filter((x) => typeof x === 'number' && !Number.isNaN(x));
     return xs.length ? xs.reduce((a, b) => a + b, 0) / xs.length : NaN;
@@ -589,8 +596,8 @@ for (const t of peerTargets) {
 
 // Serial, every target in turn; then all are stopped, and each is started afresh for its concurrent
 // turns alone (an idle target still costs a little CPU: with all of them up, whoever went first lost
-// most). Two turns each, the targets in one order and then the reverse, so that no target's figure
-// sits only early or only late in a run of this machine's phases; the figure is their mean.
+// most). --turns turns each, the targets in the order A B B A …, so that no target's figure sits
+// only early or only late in a run of this machine's phases; the figure is their mean.
 await serialInterleaved(open);
 for (const t of open) {
   await t.client.close().catch(() => {});
@@ -599,10 +606,12 @@ for (const t of open) {
 const measured = open.filter((t) => t.row.serial && !t.row.error);
 const turns = new Map(measured.map((t) => [t, []]));
 const sharedTurns = new Map(measured.map((t) => [t, []]));
-for (const [k, order] of [measured, [...measured].reverse()].entries()) {
+for (let k = 0; k < turnCount; k++) {
+  // ABBA…: forward, reverse, reverse, forward, so that a drift falls on every target alike
+  const order = (k + (k >> 1)) % 2 === 0 ? measured : [...measured].reverse();
   for (const t of order) {
     if (t.row.error) continue;
-    log(`${t.row.label}: ${clients} clients, turn ${k + 1} of 2…`);
+    log(`${t.row.label}: ${clients} clients, turn ${k + 1} of ${turnCount}…`);
     let h;
     try {
       h = await t.start(t.row);
@@ -619,12 +628,12 @@ for (const [k, order] of [measured, [...measured].reverse()].entries()) {
 }
 for (const [t, list] of turns) {
   if (t.row.error || list.length === 0) continue;
-  const { c, note } = bothTurns(list);
+  const { c, note } = meanOfTurns(list);
   const s = t.row.serial;
   const extra = [note, s.wrong ? `serial: ${s.wrong} wrong answers` : '', s.n < serialN ? `serial capped at ${SERIAL_MAX_MS / 1000} s` : ''];
   const sharedList = sharedTurns.get(t);
   if (sharedList.length > 0) {
-    t.row.concShared = bothTurns(sharedList).c;
+    t.row.concShared = meanOfTurns(sharedList).c;
     extra.push(`${clients} callers on one shared session: ${Math.round(t.row.concShared.rps).toLocaleString('en-US')} calls/s`);
   }
   Object.assign(t.row, { conc: c, note: [t.row.note, ...extra].filter(Boolean).join('; ') });
@@ -633,7 +642,7 @@ for (const [t, list] of turns) {
 // ---- report ----
 
 const mib = (r) => (r && r.bytes ? `${(r.bytes / 2 ** 20).toFixed(0)} MiB (${r.procs})` : '–');
-let md = `\`echo\` of server-everything (stdio) through each front, called by the MCP SDK client (toolgate REST: undici). Serial: ${serialN} calls after 50 warm-up (fewer if a front needs over ${SERIAL_MAX_MS / 1000} s in all). Concurrent: ${clients} clients in a loop, ${warmupS} s warm-up then ${duration} s counted; only answers that echo the caller's own message count. RSS: the front's whole process tree (process count in brackets), idle after the serial phase and the peak sampled every 0.5 s under load. Serial: every target started, the calls interleaved in ${serialCycles} blocks per target visiting each in turn; concurrent: one target at a time, each started afresh alone, twice (all targets in one order, then in the reverse), the figures the mean of both turns; toolgate's \`/mcp\` and \`/sse\` also with their callers on one shared session, the setup of a peer that misroutes answers across sessions, and compared with such a peer that way. The clients are in the bench process, all on the same 2 cores.\n\n`;
+let md = `\`echo\` of server-everything (stdio) through each front, called by the MCP SDK client (toolgate REST: undici). Serial: ${serialN} calls after 50 warm-up (fewer if a front needs over ${SERIAL_MAX_MS / 1000} s in all). Concurrent: ${clients} clients in a loop, ${warmupS} s warm-up then ${duration} s counted; only answers that echo the caller's own message count. RSS: the front's whole process tree (process count in brackets), idle after the serial phase and the peak sampled every 0.5 s under load. Serial: every target started, the calls interleaved in ${serialCycles} blocks per target visiting each in turn, toolgate judged against each peer cycle by cycle (the median of the ratio of their block medians, blocks seconds apart); concurrent: one target at a time, each started afresh alone, ${turnCount} times (the targets in the order A B B A …), the figures the mean of the turns; toolgate's \`/mcp\` and \`/sse\` also with their callers on one shared session, the setup of a peer that misroutes answers across sessions, and compared with such a peer that way. The clients are in the bench process, all on the same 2 cores.\n\n`;
 md += `| front | serial median | serial p99 | calls/s, ${clients} clients | p50 / p99 under load | CPU per call: front tree / client | RSS idle | RSS peak under load | note |\n| --- | --- | --- | --- | --- | --- | --- | --- | --- |\n`;
 for (const r of rows) {
   if (r.error) {
@@ -646,16 +655,17 @@ for (const r of rows) {
 }
 const peersMeasured = rows.filter((r) => !r.id.startsWith('toolgate') && r.id !== 'direct' && r.conc);
 if (peersMeasured.length) {
-  const bestMedian = Math.min(...peersMeasured.map((r) => r.serial.median));
   for (const id of ['toolgate-mcp', 'toolgate-sse', 'toolgate-rest']) {
     const r = rows.find((x) => x.id === id && x.conc);
     if (!r) continue;
     const v = rpsVerdict(r, peersMeasured);
-    md += `\n${id === 'toolgate-mcp' ? 'toolgate `/mcp`' : id === 'toolgate-sse' ? 'toolgate `/sse`' : 'toolgate REST'}: serial median ${ms(r.serial.median)} ms vs the best peer's ${ms(bestMedian)} ms (${r.serial.median <= bestMedian ? 'ahead' : '**behind**'}); ${Math.round(v.ours)} calls/s vs ${v.peer}'s ${Math.round(v.theirs)}${v.shared ? ', both with the callers on one shared session' : ''} (${v.ahead ? 'ahead' : '**behind**'}).`;
+    const sv = serialVerdict(r, peersMeasured);
+    const paired = sv.ratio === undefined ? '' : `, cycle by cycle ${sv.ratio.toFixed(2)}× its latency, faster in ${sv.won} of ${sv.cycles} cycles`;
+    md += `\n${id === 'toolgate-mcp' ? 'toolgate `/mcp`' : id === 'toolgate-sse' ? 'toolgate `/sse`' : 'toolgate REST'}: serial median ${ms(r.serial.median)} ms vs ${sv.peer}'s ${ms(sv.theirs)} ms${paired} (${sv.ahead ? 'ahead' : '**behind**'}); ${Math.round(v.ours)} calls/s vs ${v.peer}'s ${Math.round(v.theirs)}${v.shared ? ', both with the callers on one shared session' : ''} (${v.ahead ? 'ahead' : '**behind**'}).`;
   }
   md += '\n';
 }
-const json = rows.map((r) => ({ id: r.id, error: r.error, serial: r.serial && { n: r.serial.n, median: r.serial.median, p99: r.serial.p99, rssIdle: r.serial.rssIdle?.bytes }, conc: r.conc && { rps: r.conc.rps, shared: r.conc.shared, ok: r.conc.ok, wrong: r.conc.wrong, errors: r.conc.errors, p50: r.conc.p50, p99: r.conc.p99, rssPeak: r.conc.rssPeak.bytes, cpu: r.conc.cpu }, concShared: r.concShared && { rps: r.concShared.rps, p50: r.concShared.p50, p99: r.concShared.p99, cpu: r.concShared.cpu } }));
+const json = rows.map((r) => ({ id: r.id, error: r.error, serial: r.serial && { n: r.serial.n, median: r.serial.median, p99: r.serial.p99, cycles: r.serial.cycles, rssIdle: r.serial.rssIdle?.bytes }, conc: r.conc && { rps: r.conc.rps, shared: r.conc.shared, ok: r.conc.ok, wrong: r.conc.wrong, errors: r.conc.errors, p50: r.conc.p50, p99: r.conc.p99, rssPeak: r.conc.rssPeak.bytes, cpu: r.conc.cpu }, concShared: r.concShared && { rps: r.concShared.rps, p50: r.concShared.p50, p99: r.concShared.p99, cpu: r.concShared.cpu } }));
 
 // ---- optional profile of toolgate under the concurrent load, /mcp and REST each in a fresh process ----
 if (profile) {

@@ -67,12 +67,13 @@ export function summaryRows(blocks) {
   const peers = blocks.peers?.data.rows;
   if (peers) {
     const others = peers.filter((x) => !x.id.startsWith('toolgate') && x.id !== 'direct' && x.conc && x.serial);
-    const bestMedian = Math.min(...others.map((x) => x.serial.median));
     const names = { 'toolgate-mcp': '`/mcp`', 'toolgate-sse': '`/sse`', 'toolgate-rest': 'REST' };
     for (const [id, name] of Object.entries(names)) {
       const t = peers.find((x) => x.id === id && x.conc && x.serial);
       if (!t || others.length === 0) continue;
-      add('peers', `toolgate ${name}: serial median vs the best peer`, `${f(t.serial.median)} vs ${f(bestMedian)} ms`, 'ahead', t.serial.median <= bestMedian);
+      const sv = serialVerdict(t, others);
+      const paired = sv.ratio === undefined ? '' : ` (${f(sv.ratio)}× per cycle, ahead in ${sv.won} of ${sv.cycles})`;
+      add('peers', `toolgate ${name}: serial median vs the best peer`, `${f(sv.ours)} vs ${f(sv.theirs)} ms${paired}`, 'ahead', sv.ahead);
       const v = rpsVerdict(t, others);
       add('peers', `toolgate ${name}: calls/s, 32 clients, vs the best peer`, `${Math.round(v.ours).toLocaleString('en-US')} vs ${Math.round(v.theirs).toLocaleString('en-US')}${v.shared ? ' (one shared session each)' : ''}`, 'ahead', v.ahead);
     }
@@ -93,6 +94,32 @@ export function rpsVerdict(t, peers) {
     const ours = shared ? t.concShared.rps : t.conc.rps;
     const v = { ours, theirs: p.conc.rps, peer: p.id, shared, ahead: ours >= p.conc.rps };
     if (!worst || v.theirs / v.ours > worst.theirs / worst.ours) worst = v;
+  }
+  return worst;
+}
+
+/**
+ * toolgate's serial latency against the peers. The serial phase visits every target in turn, cycle
+ * after cycle, so each cycle's block medians were measured minutes apart from the next cycle's but
+ * seconds apart from each other: the verdict is the median over cycles of toolgate's block median
+ * divided by the peer's (ahead when ≤ 1), against the peer where that ratio is highest. Without
+ * per-cycle figures (an older run), the overall medians. Returns
+ * { ours, theirs, peer, ratio?, won?, cycles?, ahead }: `won` counts the cycles where toolgate's
+ * block was faster.
+ */
+export function serialVerdict(t, peers) {
+  let worst;
+  for (const p of peers) {
+    const pairs = [];
+    for (const [i, ours] of (t.serial.cycles ?? []).entries()) {
+      const theirs = p.serial.cycles?.[i];
+      if (typeof ours === 'number' && typeof theirs === 'number' && theirs > 0) pairs.push(ours / theirs);
+    }
+    const v = { ours: t.serial.median, theirs: p.serial.median, peer: p.id };
+    if (pairs.length > 0) Object.assign(v, { ratio: median(pairs), won: pairs.filter((r) => r < 1).length, cycles: pairs.length });
+    v.ahead = v.ratio !== undefined ? v.ratio <= 1 : v.ours <= v.theirs;
+    const key = (x) => x.ratio ?? x.ours / x.theirs;
+    if (!worst || key(v) > key(worst)) worst = v;
   }
   return worst;
 }

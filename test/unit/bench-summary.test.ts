@@ -51,4 +51,19 @@ describe('the benchmarks summary table', () => {
     const alone = block('peers', { bench: 'peers', rows: [{ ...rows[0], concShared: undefined }, rows[2]] }, true);
     expect((summaryTable(alone) as string).split('\n').find((r) => r.includes('`/sse`: calls/s'))).toContain('1,500 vs 2,000 | ahead | **missed**');
   });
+
+  it('judges serial latency cycle by cycle: the median of the per-cycle ratios, against the peer where it is highest', () => {
+    // Overall medians say toolgate is behind (2.6 vs 2.5 ms): its blocks fell in the machine's slow
+    // cycles. Cycle by cycle it is faster than supergateway in 3 of 4 (ratio 0.97), and than mcp-hub in 4 of 4.
+    const rows = [
+      { id: 'toolgate-mcp', serial: { median: 2.6, cycles: [2.0, 2.1, 3.2, 3.3] }, conc: { rps: 1900 } },
+      { id: 'supergateway-sse', serial: { median: 2.5, cycles: [2.2, 2.2, 3.3, 3.0] }, conc: { rps: 1500 } },
+      { id: 'mcp-hub', serial: { median: 2.7, cycles: [2.5, 2.6, 3.5, 3.6] }, conc: { rps: 1400 } },
+    ];
+    const line = (doc: string) => (summaryTable(doc) as string).split('\n').find((r) => r.includes('`/mcp`: serial median')) ?? '';
+    expect(line(block('peers', { bench: 'peers', rows }, true))).toContain('2.60 vs 2.50 ms (0.97× per cycle, ahead in 3 of 4) | ahead | met');
+    // a cycle missing on either side is left out of the pairs; slower in most cycles is behind
+    const slower = [{ ...rows[0], serial: { median: 2.6, cycles: [2.4, null, 3.4, 3.3] } }, rows[1]];
+    expect(line(block('peers', { bench: 'peers', rows: slower }, true))).toContain('(1.09× per cycle, ahead in 0 of 3) | ahead | **missed**');
+  });
 });
