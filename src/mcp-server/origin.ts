@@ -7,11 +7,44 @@ export interface Binding {
 }
 
 const WILDCARDS = new Set(['0.0.0.0', '::', '']);
+const BRACKETED = /^\[(.*)\]$/;
+const LOOPBACK_V4 = /^(::ffff:)?127(\.\d{1,3}){3}$/;
 
 /** 'localhost', 127.0.0.0/8 and ::1 (brackets and an IPv4-mapped form included). */
 export function isLoopbackHost(hostname: string): boolean {
-  const h = hostname.toLowerCase().replace(/^\[(.*)\]$/, '$1');
-  return h === 'localhost' || h === '::1' || /^(::ffff:)?127(\.\d{1,3}){3}$/.test(h);
+  const h = hostname.toLowerCase().replace(BRACKETED, '$1');
+  return h === 'localhost' || h === '::1' || LOOPBACK_V4.test(h);
+}
+
+/**
+ * Whether a Host header names loopback, remembered per value: a client sends the same Host on
+ * every request, and reading it costs a URL parse. At most HOST_MEMO values are kept (many
+ * distinct ones only empty the memo).
+ */
+const hostVerdicts = new Map<string, boolean>();
+const HOST_MEMO = 256;
+
+function hostIsLoopback(hostHeader: string): boolean {
+  let loopback = hostVerdicts.get(hostHeader);
+  if (loopback === undefined) {
+    const name = hostnameOf(hostHeader);
+    loopback = name !== undefined && isLoopbackHost(name);
+    if (hostVerdicts.size >= HOST_MEMO) hostVerdicts.clear();
+    hostVerdicts.set(hostHeader, loopback);
+  }
+  return loopback;
+}
+
+/** The bound address's verdict, for the one binding a gateway has (computed again only if it changes). */
+let boundHost: string | undefined;
+let boundIsLoopback = false;
+
+function bindingIsLoopback(host: string): boolean {
+  if (host !== boundHost) {
+    boundHost = host;
+    boundIsLoopback = isLoopbackHost(host);
+  }
+  return boundIsLoopback;
 }
 
 function hostnameOf(hostHeader: string): string | undefined {
@@ -39,10 +72,8 @@ function originOf(value: string): URL | undefined {
  * attacker controls). Returns why a request is refused, or undefined.
  */
 export function originProblem(headers: IncomingHttpHeaders, binding: Binding, allowedOrigins: ReadonlySet<string>): string | undefined {
-  const boundLoopback = isLoopbackHost(binding.host);
-  if (boundLoopback) {
-    const host = headers.host === undefined ? undefined : hostnameOf(headers.host);
-    if (host === undefined || !isLoopbackHost(host)) return `Host '${headers.host ?? ''}' is not a loopback name`;
+  if (bindingIsLoopback(binding.host)) {
+    if (headers.host === undefined || !hostIsLoopback(headers.host)) return `Host '${headers.host ?? ''}' is not a loopback name`;
   }
   const origin = headers.origin;
   if (origin === undefined) return undefined;
