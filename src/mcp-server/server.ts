@@ -92,7 +92,7 @@ export interface McpCallOptions {
 export async function runMcpCall(deps: McpServerDeps, caller: Caller, name: string, args: Record<string, unknown>, o: McpCallOptions): Promise<CallToolResult> {
   const { gw } = deps;
   const tag = sessionTag(o.sessionId);
-  const leave = gw.inFlight.enter(); // the shutdown drain waits for the call, whatever its stream does
+  gw.inFlight.begin(); // the shutdown drain waits for the call, whatever its stream does
   let out: CallOutcome;
   try {
     out = await gw.pipeline.call({
@@ -110,7 +110,7 @@ export async function runMcpCall(deps: McpServerDeps, caller: Caller, name: stri
   } catch (e) {
     return errorResult(e, gw.registry, name);
   } finally {
-    leave();
+    gw.inFlight.end();
   }
   if (out.status === 'ok') return toolResult(out.result);
   if (out.status === 'running') return toolResult({ content: [{ type: 'text', text: `Started in the background as call ${out.callId}.` }], isError: false });
