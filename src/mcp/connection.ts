@@ -78,7 +78,7 @@ export class McpConnection {
   }
 
   async callTool(tool: string, args: Record<string, unknown>, opts: McpCallOptions): Promise<CallToolResult> {
-    const release = await this.limiter.acquire(opts.deadline, opts.cancel);
+    await this.limiter.acquire(opts.deadline, opts.cancel);
     try {
       for (let attempt = 0; ; attempt++) {
         const session = await this.waitReady(opts.deadline, opts.cancel);
@@ -92,7 +92,7 @@ export class McpConnection {
         }
       }
     } finally {
-      release();
+      this.limiter.release();
     }
   }
 

@@ -2,9 +2,11 @@ import type { Cancel } from '../util/cancel.js';
 import { McpPoolError } from './errors.js';
 
 interface Waiter {
-  grant: (release: () => void) => void;
+  grant: () => void;
   fail: (err: McpPoolError) => void;
 }
+
+const GRANTED: Promise<void> = Promise.resolve();
 
 /** Hint for Retry-After when a server is saturated: slots free up as calls finish. */
 const BUSY_RETRY_AFTER_MS = 1000;
@@ -40,14 +42,15 @@ export class Limiter {
   }
 
   /**
-   * Resolves with a release function once a slot is free. Rejects when the queue is full,
-   * the deadline passes first, or the signal aborts.
+   * Resolves once a slot is taken for the caller, who gives it back with `release()` exactly once
+   * (no release function per call: the free slot's path is the per-call one). Rejects when the
+   * queue is full, the deadline passes first, or the signal aborts.
    */
-  acquire(deadline: number, cancel?: Cancel): Promise<() => void> {
+  acquire(deadline: number, cancel?: Cancel): Promise<void> {
     if (cancel?.aborted) return Promise.reject(this.error('aborted', 'the call was aborted before it started'));
     if (this.active < this.maxInFlight && this.waiting.length === 0) {
       this.active++;
-      return Promise.resolve(this.releaser());
+      return GRANTED;
     }
     if (this.waiting.length >= this.maxQueue) {
       return Promise.reject(
@@ -63,9 +66,9 @@ export class Limiter {
         if (at >= 0) this.waiting.splice(at, 1);
       };
       const waiter: Waiter = {
-        grant: (release) => {
+        grant: () => {
           settle();
-          resolve(release);
+          resolve();
         },
         fail: (err) => {
           settle();
@@ -82,21 +85,17 @@ export class Limiter {
     });
   }
 
-  private releaser(): () => void {
-    let released = false;
-    return () => {
-      if (released) return;
-      released = true;
-      this.active--;
-      this.dispatch();
-    };
+  /** Gives back a slot taken by `acquire` (once per acquire). */
+  release(): void {
+    this.active--;
+    this.dispatch();
   }
 
   private dispatch(): void {
     while (this.active < this.maxInFlight && this.waiting.length > 0) {
       const next = this.waiting[0]!;
       this.active++;
-      next.grant(this.releaser());
+      next.grant();
     }
   }
 

@@ -1,4 +1,4 @@
-import type { Cancel } from '../util/cancel.js';
+import type { Cancel, CancelListener } from '../util/cancel.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import {
@@ -114,8 +114,8 @@ export class McpSession {
     }
     // The SDK's signal, per call (the SDK never removes its abort listener); the call's Cancel
     // aborts it.
-    const local = new AbortController();
-    const unhook = opts.cancel?.onAbort((reason) => local.abort(reason));
+    const local = new SignalLink();
+    opts.cancel?.listen(local);
     let live = true;
     const { onProgress } = opts;
     const onprogress = onProgress && ((progress: Progress) => {
@@ -127,16 +127,16 @@ export class McpSession {
         timeout: remaining,
         maxTotalTimeout: remaining,
         resetTimeoutOnProgress: false,
-        signal: local.signal,
+        signal: local.controller.signal,
         onprogress,
       });
       if (!hasContent(answer)) throw new Error('tools/call result without content');
       result = answer;
     } catch (err) {
-      throw this.failure(err, tool, local.signal);
+      throw this.failure(err, tool, local.controller.signal);
     } finally {
       live = false;
-      unhook?.();
+      opts.cancel?.unlisten(local);
     }
     if (result.isError) throw toolError(this.server, tool, result);
     return result;
@@ -259,5 +259,14 @@ async function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T | unde
     return await Promise.race([promise, timeout]);
   } finally {
     clearTimeout(timer);
+  }
+}
+
+/** A per-call AbortController for the SDK that the call's Cancel aborts (a listener object, not a closure). */
+class SignalLink implements CancelListener {
+  readonly controller = new AbortController();
+
+  cancelled(reason: Error): void {
+    this.controller.abort(reason);
   }
 }
