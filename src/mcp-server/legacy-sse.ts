@@ -18,7 +18,7 @@ interface SseSession {
   readonly server: Server;
   readonly callerId: string;
   readonly opened: number;
-  /** Cancels of this session's calls answered on the stream, by JSON-RPC id. */
+  /** This session's calls answered on the stream, by JSON-RPC id (a cancel or the stream's end stops them). */
   readonly calls: Map<string | number, CallSlot>;
 }
 
