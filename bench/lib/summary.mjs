@@ -88,12 +88,20 @@ export function summaryRows(blocks) {
  * comparison with the toughest peer: { ours, theirs, peer, shared, ahead }.
  */
 export function rpsVerdict(t, peers) {
-  let worst;
-  for (const p of peers) {
+  const against = (p) => {
     const shared = Boolean(p.conc.shared && t.concShared);
     const ours = shared ? t.concShared.rps : t.conc.rps;
-    const v = { ours, theirs: p.conc.rps, peer: p.id, shared, ahead: ours >= p.conc.rps };
-    if (!worst || v.theirs / v.ours > worst.theirs / worst.ours) worst = v;
+    return { ours, theirs: p.conc.rps, peer: p.id, shared, ahead: ours >= p.conc.rps };
+  };
+  return toughest(peers, against, (v) => v.theirs / v.ours);
+}
+
+/** The verdict against the peer that is hardest to beat: the highest `difficulty` of `against(peer)`. */
+function toughest(peers, against, difficulty) {
+  let worst;
+  for (const p of peers) {
+    const v = against(p);
+    if (!worst || difficulty(v) > difficulty(worst)) worst = v;
   }
   return worst;
 }
@@ -108,8 +116,7 @@ export function rpsVerdict(t, peers) {
  * block was faster.
  */
 export function serialVerdict(t, peers) {
-  let worst;
-  for (const p of peers) {
+  const against = (p) => {
     const pairs = [];
     for (const [i, ours] of (t.serial.cycles ?? []).entries()) {
       const theirs = p.serial.cycles?.[i];
@@ -118,10 +125,9 @@ export function serialVerdict(t, peers) {
     const v = { ours: t.serial.median, theirs: p.serial.median, peer: p.id };
     if (pairs.length > 0) Object.assign(v, { ratio: median(pairs), won: pairs.filter((r) => r < 1).length, cycles: pairs.length });
     v.ahead = v.ratio !== undefined ? v.ratio <= 1 : v.ours <= v.theirs;
-    const key = (x) => x.ratio ?? x.ours / x.theirs;
-    if (!worst || key(v) > key(worst)) worst = v;
-  }
-  return worst;
+    return v;
+  };
+  return toughest(peers, against, (v) => v.ratio ?? v.ours / v.theirs);
 }
 
 /** The summary as markdown. */

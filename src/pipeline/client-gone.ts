@@ -1,6 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import { GatewayError } from '../errors.js';
 import type { ClientGone, RunningCall } from './execute.js';
+import { whenClosed, type ResponseCloseListener } from '../util/response-close.js';
 
 export function callerGone(): GatewayError {
   return new GatewayError('UNAVAILABLE', 'the caller went away; the call was cancelled');
@@ -34,24 +35,18 @@ export class CallSlot implements ClientGone {
   }
 }
 
-const WATCH = Symbol('toolgate.clientWatch');
-type WatchedResponse = ServerResponse & { [WATCH]?: ClientWatch };
-
-/** A response closes once: after its end (finished) or when its connection went first. */
-function onResponseClose(this: WatchedResponse): void {
-  if (!this.writableFinished) this[WATCH]?.cancel(callerGone());
-}
-
 /**
  * Watches an HTTP response for the client leaving before its answer and cancels the call then.
  * It listens on the response, a per-request object, not on the keep-alive socket (no listener
- * churn on a long-lived object), with one listener function for every response: the response
- * points at its watch.
+ * churn on a long-lived object).
  */
-export class ClientWatch extends CallSlot {
+export class ClientWatch extends CallSlot implements ResponseCloseListener {
   constructor(res: ServerResponse) {
     super();
-    (res as WatchedResponse)[WATCH] = this;
-    res.on('close', onResponseClose);
+    whenClosed(res, this);
+  }
+
+  responseClosed(res: ServerResponse): void {
+    if (!res.writableFinished) this.cancel(callerGone());
   }
 }

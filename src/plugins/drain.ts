@@ -3,6 +3,7 @@ import type { ServerResponse } from 'node:http';
 import type { Gateway } from '../gateway.js';
 import { GatewayError } from '../errors.js';
 import type { InFlight } from '../util/in-flight.js';
+import { whenClosed, type ResponseCloseListener } from '../util/response-close.js';
 
 const READS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
@@ -50,17 +51,8 @@ export function registerDrain(app: FastifyInstance, gw: Gateway): void {
   });
 }
 
-const WORK = Symbol('toolgate.work');
-type WorkResponse = ServerResponse & { [WORK]?: Work };
-
-/** One listener function for every response (the response points at its Work): no closure per request. */
-function onResponseClose(this: WorkResponse): void {
-  const work = this[WORK];
-  if (work && !work.handling) work.leave();
-}
-
 /** One request that starts work: counted until its handler is done, or its response closes before that. */
-class Work {
+class Work implements ResponseCloseListener {
   handling = false;
   private left = false;
 
@@ -69,8 +61,11 @@ class Work {
     res: ServerResponse,
   ) {
     inFlight.begin();
-    (res as WorkResponse)[WORK] = this;
-    res.on('close', onResponseClose);
+    whenClosed(res, this);
+  }
+
+  responseClosed(): void {
+    if (!this.handling) this.leave();
   }
 
   /** Ends the count (once; later calls do nothing). */
