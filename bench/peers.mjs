@@ -25,7 +25,12 @@
 // dependencies) and are installed there on first use: `npm ci --prefix bench/peers`.
 //
 //   npm run build && node bench/peers.mjs [--serial 1000] [--serial-cycles 20] [--clients 32] [--duration 10] [--warmup 2] [--turns 4]
-//       [--only toolgate,mcp-proxy] [--profile] [--dist DIR]
+//       [--only toolgate,mcp-proxy] [--no-floor] [--profile] [--dist DIR]
+//
+// The floor (unless --no-floor): toolgate's `/mcp` and `/sse` once more, each in a gateway whose call
+// pipeline is bypassed (bench/lib/pipeline-bypass.mjs: a measuring aid, not a way to run toolgate),
+// measured like the others: what the pipeline costs a call, and how the front alone compares with
+// the peers. These rows never count as toolgate's figures.
 //
 // --profile: afterwards, runs toolgate again under `node --cpu-prof`, once with the concurrent /mcp
 // load and once with the REST load, and prints self time per call by function and package.
@@ -35,6 +40,7 @@ import { setMaxListeners } from 'node:events';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { performance } from 'node:perf_hooks';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
@@ -61,6 +67,7 @@ const profile = has('--profile');
 // --profile-paths mcp,sse,rest (default mcp,rest): which of toolgate's paths to profile.
 const profilePaths = flag('--profile-paths', 'mcp,rest').split(',').filter(Boolean);
 const distDir = flag('--dist', join(root, 'dist'));
+const floor = !has('--no-floor');
 const SERIAL_MAX_MS = 30_000; // a peer slower than 30 ms a call gets fewer serial calls (n says how many), in every block alike
 const CALL_TIMEOUT = 30_000;
 requireDist();
@@ -250,11 +257,12 @@ overrides: { echo: { sideEffect: read, confirm: false } }
   return { dir, configFile };
 }
 
-async function startToolgate({ nodeArgs = [] } = {}) {
+async function startToolgate({ nodeArgs = [], bypass = false } = {}) {
   const g = toolgateDir();
   const port = await freePort();
-  const h = spawnGroup(node, [...nodeArgs, join(distDir, 'server.js')], {
-    env: { TOOLGATE_CONFIG: g.configFile, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn' },
+  const aid = bypass ? ['--import', pathToFileURL(join(root, 'bench/lib/pipeline-bypass.mjs')).href] : [];
+  const h = spawnGroup(node, [...nodeArgs, ...aid, join(distDir, 'server.js')], {
+    env: { TOOLGATE_CONFIG: g.configFile, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', TOOLGATE_BENCH_DIST: distDir },
   });
   h.cleanup = () => rmSync(g.dir, { recursive: true, force: true });
   const url = `http://127.0.0.1:${port}`;
@@ -542,12 +550,20 @@ const closeToolgate = async (tg) => {
   await stopGroup(tg.h);
   tg.h.cleanup();
 };
-for (const [id, label, kind, path] of [
-  ['toolgate-mcp', 'toolgate `/mcp` (Streamable HTTP)', 'http', '/mcp'],
-  ['toolgate-sse', 'toolgate `/sse` (legacy SSE transport)', 'sse', '/sse'],
+const floorNote = 'the call pipeline bypassed (a measuring aid): the front alone';
+for (const [id, label, kind, path, bypass] of [
+  ['toolgate-mcp', 'toolgate `/mcp` (Streamable HTTP)', 'http', '/mcp', false],
+  ['toolgate-sse', 'toolgate `/sse` (legacy SSE transport)', 'sse', '/sse', false],
+  ...(floor
+    ? [
+        ['toolgate-floor-mcp', 'toolgate `/mcp`, front alone', 'http', '/mcp', true],
+        ['toolgate-floor-sse', 'toolgate `/sse`, front alone', 'sse', '/sse', true],
+      ]
+    : []),
 ]) {
-  await openTarget(id, label, async () => {
-    const tg = await startToolgate();
+  await openTarget(id, label, async (row) => {
+    if (bypass) row.note = floorNote;
+    const tg = await startToolgate({ bypass });
     const make = () => mcpClient(kind, `${tg.url}${path}`);
     // also measured with its callers on one shared session: the setup a misrouting peer is measured with
     return { client: await make(), makeClient: make, rssPid: tg.h.pid, alsoShared: true, close: () => closeToolgate(tg) };
@@ -662,6 +678,16 @@ if (peersMeasured.length) {
     const sv = serialVerdict(r, peersMeasured);
     const paired = sv.ratio === undefined ? '' : `, cycle by cycle ${sv.ratio.toFixed(2)}× its latency, faster in ${sv.won} of ${sv.cycles} cycles`;
     md += `\n${id === 'toolgate-mcp' ? 'toolgate `/mcp`' : id === 'toolgate-sse' ? 'toolgate `/sse`' : 'toolgate REST'}: serial median ${ms(r.serial.median)} ms vs ${sv.peer}'s ${ms(sv.theirs)} ms${paired} (${sv.ahead ? 'ahead' : '**behind**'}); ${Math.round(v.ours)} calls/s vs ${v.peer}'s ${Math.round(v.theirs)}${v.shared ? ', both with the callers on one shared session' : ''} (${v.ahead ? 'ahead' : '**behind**'}).`;
+  }
+  md += '\n';
+  for (const [id, floorId, name] of [['toolgate-mcp', 'toolgate-floor-mcp', '`/mcp`'], ['toolgate-sse', 'toolgate-floor-sse', '`/sse`']]) {
+    const r = rows.find((x) => x.id === id && x.conc);
+    const fl = rows.find((x) => x.id === floorId && x.conc);
+    if (!r || !fl) continue;
+    const own = serialVerdict(r, [fl]);
+    const bare = serialVerdict(fl, peersMeasured);
+    const rps = rpsVerdict(fl, peersMeasured);
+    md += `\nThe floor, ${name}: the full pipeline takes ${own.ratio?.toFixed(2) ?? '–'}× the serial latency of the front alone cycle by cycle (${ms(r.serial.median)} against ${ms(fl.serial.median)} ms) and ${Math.round(r.conc.rps)} against ${Math.round(fl.conc.rps)} calls/s; the front alone against ${bare.peer}: ${bare.ratio?.toFixed(2) ?? '–'}× its serial latency (faster in ${bare.won ?? '–'} of ${bare.cycles ?? '–'} cycles), ${Math.round(rps.ours)} against ${rps.peer}'s ${Math.round(rps.theirs)} calls/s${rps.shared ? ' on one shared session each' : ''}.`;
   }
   md += '\n';
 }

@@ -76,6 +76,12 @@ export function summaryRows(blocks) {
       add('peers', `toolgate ${name}: serial median vs the best peer`, `${f(sv.ours)} vs ${f(sv.theirs)} ms${paired}`, 'ahead', sv.ahead);
       const v = rpsVerdict(t, others);
       add('peers', `toolgate ${name}: calls/s, 32 clients, vs the best peer`, `${Math.round(v.ours).toLocaleString('en-US')} vs ${Math.round(v.theirs).toLocaleString('en-US')}${v.shared ? ' (one shared session each)' : ''}`, 'ahead', v.ahead);
+      // The floor (a gateway with its pipeline bypassed): what the pipeline costs, and the front alone against the peers.
+      const fl = peers.find((x) => x.id === id.replace('toolgate-', 'toolgate-floor-') && x.conc && x.serial);
+      if (!fl) continue;
+      const own = serialVerdict(t, [fl]);
+      const bare = serialVerdict(fl, others);
+      add('peers', `toolgate ${name}: serial, its front alone (pipeline bypassed) vs the best peer`, `${f(bare.ratio ?? bare.ours / bare.theirs)}× per cycle; the full pipeline ${f(own.ratio ?? own.ours / own.theirs)}× the front alone`);
     }
   }
   return rows;

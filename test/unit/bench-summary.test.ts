@@ -66,4 +66,20 @@ describe('the benchmarks summary table', () => {
     const slower = [{ ...rows[0], serial: { median: 2.6, cycles: [2.4, null, 3.4, 3.3] } }, rows[1]];
     expect(line(block('peers', { bench: 'peers', rows: slower }, true))).toContain('(1.09× per cycle, ahead in 0 of 3) | ahead | **missed**');
   });
+
+  it('reports the floor (a gateway with its pipeline bypassed) beside toolgate, never as toolgate or as a peer', () => {
+    const rows = [
+      { id: 'toolgate-mcp', serial: { median: 2.4, cycles: [2.2, 2.4, 3.3] }, conc: { rps: 1900 } },
+      { id: 'toolgate-floor-mcp', serial: { median: 2.0, cycles: [2.0, 2.0, 3.0] }, conc: { rps: 2600 } },
+      { id: 'supergateway-sse', serial: { median: 2.2, cycles: [2.1, 2.2, 3.0] }, conc: { rps: 1500 } },
+    ];
+    const lines = (summaryTable(block('peers', { bench: 'peers', rows }, true)) as string).split('\n');
+    const row = (text: string) => lines.find((r) => r.includes(text)) ?? '';
+    // toolgate is still judged on its own figures, against supergateway only (not against its floor)
+    expect(row('`/mcp`: serial median')).toContain('2.40 vs 2.20 ms (1.09× per cycle, ahead in 0 of 3) | ahead | **missed**');
+    expect(row('`/mcp`: calls/s')).toContain('1,900 vs 1,500 | ahead | met');
+    // the floor: 2.0/2.1, 2.0/2.2, 3.0/3.0 → median 0.95; the pipeline: 2.2/2.0, 2.4/2.0, 3.3/3.0 → median 1.10; no target
+    expect(row('front alone')).toContain('| 0.95× per cycle; the full pipeline 1.10× the front alone |  |  |');
+    expect(lines.some((l) => l.includes('toolgate-floor'))).toBe(false);
+  });
 });
