@@ -6,6 +6,9 @@
 //               breaker, audit or logs): the floor for a Node gateway
 //   toolgate    POST /v1/tools/bench.echo/call with a Bearer key: the full pipeline (auth, input
 //               schema, routing, breaker, timeout, metrics, audit to a file), dist/server.js
+//   floor       the same, in a gateway whose call pipeline is bypassed (bench/lib/pipeline-bypass.mjs,
+//               a measuring aid; --no-floor leaves it out): toolgate's front alone, so that the gap to
+//               the bare proxy splits into the front's share and the pipeline's
 // Each server is its own child process. For each: requests/s and p50/p99 at a fixed concurrency
 // (--connections), p50/p99 at a fixed rate (--rate req/s), and the CPU time the front process
 // (/proc/<pid>/stat) spent per request. Latencies are measured at sub-millisecond resolution
@@ -16,7 +19,7 @@
 //
 //   npm run build && node bench/http-overhead.mjs [--connections 32] [--cycles 11] [--slice 2]
 //       [--rate 500] [--rate-connections 10] [--rate-cycles 5] [--rate-slice 4] [--warmup 2]
-//       [--profile [--profile-rate 2000] [--duration 10]]
+//       [--no-floor] [--profile [--profile-rate 2000] [--duration 10]]
 //
 // --profile: afterwards, runs the bare proxy and toolgate once more each under `node --cpu-prof` at
 // the fixed concurrency and prints the functions, packages and files with the most self time (per
@@ -29,7 +32,7 @@ import { mkdtempSync, readdirSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { request } from 'undici';
-import { benchEchoTool, makeGatewayDir, requireDist, root, startGateway } from './lib/gateway.mjs';
+import { benchEchoTool, makeGatewayDir, pipelineBypass, requireDist, root, startGateway } from './lib/gateway.mjs';
 import { load, median } from './lib/load.mjs';
 import { cpuMs, delay, spawnServer, stop } from './lib/proc.mjs';
 import { summarize } from './lib/cpuprofile.mjs';
@@ -45,6 +48,7 @@ const warmup = Number(flag('--warmup', '2'));
 const rate = Number(flag('--rate', '500'));
 const rateConnections = Number(flag('--rate-connections', '10'));
 const profile = has('--profile');
+const withFloor = !has('--no-floor');
 // With --profile-rate N the profiled runs are driven at N req/s instead of full concurrency: a process
 // that is not descheduled gives truer per-function times (wall-time samples of a busy 2-core box
 // charge the waits to whatever frame was running).
@@ -71,6 +75,8 @@ try {
   Object.assign(gdir, makeGatewayDir({ 'bench-echo.yaml': toolYaml(upstream.url) }));
   const gw = await startGateway(gdir);
   servers.push(gw);
+  const floorGw = withFloor ? await startGateway(gdir, pipelineBypass()) : undefined;
+  if (floorGw) servers.push(floorGw);
 
   const json = { 'content-type': 'application/json' };
   const shape = (t) => ({ url: t.url, method: 'POST', headers: t.headers, body: t.body });
@@ -85,6 +91,9 @@ try {
       headers: { ...json, authorization: `Bearer ${gw.key}` },
       body: JSON.stringify({ arguments: argsBody }),
     },
+    ...(floorGw
+      ? [{ id: 'floor', pid: floorGw.pid, label: 'toolgate, pipeline bypassed (floor)', url: `${floorGw.url}/v1/tools/bench.echo/call`, headers: { ...json, authorization: `Bearer ${floorGw.key}` }, body: JSON.stringify({ arguments: argsBody }) }]
+      : []),
   ];
   // Each path answers 200 with the upstream's document before it is measured.
   for (const t of targets) {
@@ -142,6 +151,15 @@ try {
     cpu: conc.toolgate[i].cpuUs / b.cpuUs,
   }));
   const addedP50 = fixed.bare.map((b, i) => fixed.toolgate[i].p50 - b.p50);
+  // The floor: toolgate's front alone against the bare proxy, and the full pipeline against the front alone.
+  const floor = conc.floor
+    ? {
+        throughput: median(conc.floor.map((x, i) => x.rps / conc.bare[i].rps)),
+        cpu: median(conc.floor.map((x, i) => x.cpuUs / conc.bare[i].cpuUs)),
+        pipelineThroughput: median(conc.floor.map((x, i) => conc.toolgate[i].rps / x.rps)),
+        pipelineCpu: median(conc.floor.map((x, i) => conc.toolgate[i].cpuUs / x.cpuUs)),
+      }
+    : undefined;
   const tg = res.toolgate;
   const bp = res.bare;
   const ratios = {
@@ -159,10 +177,10 @@ try {
   const n0 = (x) => Math.round(x).toLocaleString('en-US');
   const ms = (x) => `${x.toFixed(2)} ms`;
   const row = (measure, pick, fmt, vs, target) =>
-    `| ${measure} | ${fmt(pick(res.direct))} | ${fmt(pick(res.bare))} | ${fmt(pick(res.toolgate))} | ${vs} | ${target} |`;
+    `| ${measure} | ${fmt(pick(res.direct))} | ${fmt(pick(res.bare))} | ${fmt(pick(res.toolgate))} | ${vs} | ${target} |${res.floor ? ` ${fmt(pick(res.floor))} |` : ''}`;
 
-  console.log(`| measure | direct to the upstream | bare Fastify + undici proxy | toolgate, full pipeline | toolgate vs bare | target |`);
-  console.log(`| --- | --- | --- | --- | --- | --- |`);
+  console.log(`| measure | direct to the upstream | bare Fastify + undici proxy | toolgate, full pipeline | toolgate vs bare | target |${res.floor ? ' floor: toolgate, pipeline bypassed |' : ''}`);
+  console.log(`| --- | --- | --- | --- | --- | --- |${res.floor ? ' --- |' : ''}`);
   console.log(row(`requests/s, ${connections} connections`, (x) => x.rps, n0, `${ratios.throughput.toFixed(2)}×`, `≥ 0.85× (${ok(met.throughput)})`));
   console.log(row(`p50 latency, ${connections} connections`, (x) => x.p50, ms, `+${ms(tg.p50 - bp.p50)}`, ''));
   console.log(row(`p99 latency, ${connections} connections`, (x) => x.p99, ms, `${ratios.p99.toFixed(2)}×`, `≤ 1.25× (${ok(met.p99)})`));
@@ -185,12 +203,18 @@ try {
   const x2 = (v) => `${v.toFixed(2)}×`;
   console.log(`
 Per cycle, toolgate against the bare proxy: requests/s ${spread(perCycle.map((c) => c.throughput), x2)}; p99 ${spread(perCycle.map((c) => c.p99), x2)}; CPU per request ${spread(perCycle.map((c) => c.cpu), x2)}; p50 added at ${rate} req/s ${spread(addedP50, (v) => `${v >= 0 ? '+' : ''}${v.toFixed(2)} ms`)}.`);
-  console.log(JSON.stringify({ bench: 'http-overhead', cores: cpus().length, connections, cycles, slice, rate, rateCycles, rateSlice, results: res, ratios, met, perCycle, addedP50 }));
+  if (floor) {
+    console.log(`
+The floor (a gateway with its call pipeline bypassed, a measuring aid; medians of per-cycle ratios): toolgate's front alone gives ${x2(floor.throughput)} the bare proxy's requests/s at ${x2(floor.cpu)} its CPU per request; the full pipeline gives ${x2(floor.pipelineThroughput)} the front's requests/s at ${x2(floor.pipelineCpu)} its CPU per request. Per cycle, the full pipeline's CPU per request against the front alone: ${spread(conc.floor.map((x, i) => conc.toolgate[i].cpuUs / x.cpuUs), x2)}.`);
+  }
+  console.log(JSON.stringify({ bench: 'http-overhead', cores: cpus().length, connections, cycles, slice, rate, rateCycles, rateSlice, results: res, ratios, met, perCycle, addedP50, ...(floor ? { floor } : {}) }));
 
   if (profile) {
     // Each of the two proxies once more under `node --cpu-prof`, alone, at the fixed concurrency.
-    await gw.stop();
-    servers.splice(servers.indexOf(gw), 1);
+    for (const g of [gw, floorGw].filter(Boolean)) {
+      await g.stop();
+      servers.splice(servers.indexOf(g), 1);
+    }
     const profiled = async (id, startIt) => {
       const profDir = mkdtempSync(join(tmpdir(), 'toolgate-prof-'));
       const spawned = Date.now();

@@ -40,14 +40,13 @@ import { setMaxListeners } from 'node:events';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { performance } from 'node:perf_hooks';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import { Pool, request } from 'undici';
-import { requireDist, root } from './lib/gateway.mjs';
+import { pipelineBypass, requireDist, root } from './lib/gateway.mjs';
 import { delay, freePort } from './lib/proc.mjs';
 import { summarize } from './lib/cpuprofile.mjs';
 import { rpsVerdict, serialVerdict } from './lib/summary.mjs';
@@ -260,9 +259,9 @@ overrides: { echo: { sideEffect: read, confirm: false } }
 async function startToolgate({ nodeArgs = [], bypass = false } = {}) {
   const g = toolgateDir();
   const port = await freePort();
-  const aid = bypass ? ['--import', pathToFileURL(join(root, 'bench/lib/pipeline-bypass.mjs')).href] : [];
-  const h = spawnGroup(node, [...nodeArgs, ...aid, join(distDir, 'server.js')], {
-    env: { TOOLGATE_CONFIG: g.configFile, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', TOOLGATE_BENCH_DIST: distDir },
+  const aid = bypass ? pipelineBypass(distDir) : { nodeArgs: [], env: {} };
+  const h = spawnGroup(node, [...nodeArgs, ...aid.nodeArgs, join(distDir, 'server.js')], {
+    env: { ...aid.env, TOOLGATE_CONFIG: g.configFile, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn' },
   });
   h.cleanup = () => rmSync(g.dir, { recursive: true, force: true });
   const url = `http://127.0.0.1:${port}`;

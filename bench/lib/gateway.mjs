@@ -4,7 +4,7 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:
 import { randomBytes } from 'node:crypto';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { request } from 'undici';
 import { delay, freePort, spawnNode, stop } from './proc.mjs';
 
@@ -65,13 +65,21 @@ tools:
 }
 
 /**
+ * The node arguments and environment that load bench/lib/pipeline-bypass.mjs into a gateway built in
+ * `distDir`: the floor of the benchmarks, a measuring aid (the call pipeline bypassed).
+ */
+export function pipelineBypass(distDir = join(root, 'dist')) {
+  return { nodeArgs: ['--import', pathToFileURL(join(root, 'bench/lib/pipeline-bypass.mjs')).href], env: { TOOLGATE_BENCH_DIST: distDir } };
+}
+
+/**
  * Starts `node [nodeArgs] dist/server.js` on a free port and waits for /readyz (bounded).
  * Returns the process handle with port, url, key and stop().
  */
-export async function startGateway(gdir, { nodeArgs = [], timeoutMs = 60_000, onLine } = {}) {
+export async function startGateway(gdir, { nodeArgs = [], env = {}, timeoutMs = 60_000, onLine } = {}) {
   const port = await freePort();
   const h = spawnNode([...nodeArgs, join(root, 'dist/server.js')], {
-    env: { TOOLGATE_CONFIG: gdir.configFile, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn' },
+    env: { ...env, TOOLGATE_CONFIG: gdir.configFile, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn' },
     onLine,
   });
   const url = `http://127.0.0.1:${port}`;

@@ -1,21 +1,24 @@
-// A measuring aid for bench/peers.mjs (`--floor`), never a way to run toolgate: loaded with
-// `node --import` into a gateway process, it replaces the call pipeline with a straight call to the
-// tool's first backend through its adapter (for MCP tools: the pool's long-lived session). Gone:
-// tool resolution and visibility, argument validation, rate limits, the loop guard, gates,
-// idempotency, the cache, routing, the breaker, the deadline race, retries, fallbacks, result
-// shaping, hashes, the audit record and the metrics. What stays is the front itself: HTTP, the
-// origin check and auth hooks, the MCP transports, the pool. So the serial figures of a gateway
-// with and without it, measured side by side, say what the pipeline costs a call and what the front
-// costs beside a relay.
+// A measuring aid for the benchmarks (bench/peers.mjs and bench/http-overhead.mjs: "the floor"),
+// never a way to run toolgate: loaded with `node --import` into a gateway process (see
+// `pipelineBypass` in bench/lib/gateway.mjs), it replaces the call pipeline with a straight call to
+// the tool's first backend through its adapter (for MCP tools: the pool's long-lived session) and
+// the shaping of its answer into a tool result. Gone: visibility, argument validation, rate limits,
+// the loop guard, gates, idempotency, the cache, routing, the breaker, the deadline race, retries,
+// fallbacks, the result's size cap, hashes, the audit record and the metrics. What stays is the front:
+// HTTP, the hooks (request id, origin check, auth), the body and response schemas, the MCP
+// transports, the adapters and the pool. Measured side by side with a normal gateway, it says what
+// the pipeline costs a call and what the front costs beside a relay or a bare proxy.
 //
-// TOOLGATE_BENCH_DIST names the build (dist/ or the peers bench's --dist).
+// TOOLGATE_BENCH_DIST names the build (dist/, or the peers bench's --dist).
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
 const dist = process.env.TOOLGATE_BENCH_DIST;
 if (!dist) throw new Error('pipeline-bypass: TOOLGATE_BENCH_DIST is not set');
-const { CallPipeline } = await import(pathToFileURL(join(dist, 'pipeline/index.js')).href);
-const { Cancel } = await import(pathToFileURL(join(dist, 'util/cancel.js')).href);
+const load = (rel) => import(pathToFileURL(join(dist, rel)).href);
+const { CallPipeline } = await load('pipeline/index.js');
+const { shapeResult } = await load('pipeline/normalize.js');
+const { Cancel } = await load('util/cancel.js');
 
 CallPipeline.prototype.call = async function bypassed(req) {
   const tool = this.deps.registry().get(req.toolName);
@@ -29,6 +32,17 @@ CallPipeline.prototype.call = async function bypassed(req) {
     deadline: Date.now() + tool.timeoutMs,
     requestId: req.requestId,
   });
-  if (payload.kind !== 'result') throw new Error(`pipeline-bypass: '${tool.name}' answered ${payload.kind}, not a tool result`);
-  return { status: 'ok', callId: req.requestId, tool: tool.name, result: payload.result };
+  // The fields a CallResponse requires, so that the REST route answers as usual.
+  return {
+    callId: req.requestId,
+    tool: tool.name,
+    status: 'ok',
+    backend: backend.id,
+    attempts: 1,
+    durationMs: 0,
+    responseHash: '',
+    fallback: null,
+    policy: {},
+    result: shapeResult(tool, payload),
+  };
 };

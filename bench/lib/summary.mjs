@@ -57,6 +57,7 @@ export function summaryRows(blocks) {
     add('http-overhead', `throughput vs bare Fastify + undici, ${h.connections} connections`, `${f(h.ratios.throughput)}×`, '≥ 0.85×', h.met.throughput);
     add('http-overhead', `p99 vs bare Fastify + undici, ${h.connections} connections`, `${f(h.ratios.p99)}×`, '≤ 1.25×', h.met.p99);
     add('http-overhead', `p50 added at ${h.rate} req/s`, `+${f(h.ratios.addedP50AtRate)} ms`, '< 1 ms', h.met.addedP50AtRate);
+    if (h.floor) add('http-overhead', `throughput of toolgate's front alone (pipeline bypassed) vs bare, ${h.connections} connections`, `${f(h.floor.throughput)}×; the full pipeline ${f(h.floor.pipelineThroughput)}× the front alone`);
   }
   const mem = blocks.memory?.data;
   if (mem) {

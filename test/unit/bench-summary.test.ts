@@ -32,6 +32,14 @@ describe('the benchmarks summary table', () => {
     expect(row('cold load, 5000 files')).toContain('**missed**');
     expect(rows.some((r) => r.includes('pipeline'))).toBe(false); // a failed run leaves no row
     expect(summaryTable(doc)).toContain('(7 met, 3 missed)');
+    expect(rows.some((r) => r.includes('front alone'))).toBe(false); // no floor measured, no floor row
+  });
+
+  it('reports the HTTP floor (toolgate\'s front alone) without a target of its own', () => {
+    const doc = block('http-overhead', { bench: 'http-overhead', connections: 32, rate: 500, ratios: { throughput: 0.6, p99: 2, addedP50AtRate: 0.5 }, met: { throughput: false, p99: false, addedP50AtRate: true }, floor: { throughput: 0.93, cpu: 1.05, pipelineThroughput: 0.64, pipelineCpu: 1.6 } });
+    const table = summaryTable(doc) as string;
+    expect(table.split('\n').find((r) => r.includes('front alone'))).toContain('| 0.93×; the full pipeline 0.64× the front alone |  |  |');
+    expect(table).toContain('(1 met, 2 missed)');
   });
 
   it('compares calls/s like with like: a peer measured on one shared session against toolgate on one shared session', () => {
