@@ -26,7 +26,7 @@ const dist = (p) => import(pathToFileURL(join(root, 'dist', p)).href);
 
 if (ablate.has('audit')) (await dist('audit/file-sink.js')).FileAuditSink.prototype.write = () => undefined;
 if (ablate.has('metrics')) (await dist('metrics/index.js')).GatewayMetrics.prototype.callEnded = () => undefined;
-if (ablate.has('breaker')) (await dist('resilience/health.js')).HealthBook.prototype.run = (_t, _b, attempt) => attempt();
+if (ablate.has('breaker')) (await dist('resilience/health.js')).HealthBook.prototype.run = (_t, _b, attempt) => attempt.tryOnce();
 
 const dir = mkdtempSync(join(tmpdir(), 'toolgate-pipeline-'));
 mkdirSync(join(dir, 'tools.d'));
