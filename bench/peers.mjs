@@ -27,7 +27,7 @@
 //   npm run build && node bench/peers.mjs [--serial 1000] [--serial-cycles 20] [--clients 32] [--duration 10] [--warmup 2] [--turns 4]
 //       [--only toolgate,mcp-proxy] [--no-floor] [--profile] [--dist DIR]
 //
-// The floor (unless --no-floor): toolgate's `/mcp` and `/sse` once more, each in a gateway whose call
+// The front alone (unless --no-floor): toolgate's `/mcp` and `/sse` once more, each in a gateway whose call
 // pipeline is bypassed (bench/lib/pipeline-bypass.mjs: a measuring aid, not a way to run toolgate),
 // measured like the others: what the pipeline costs a call, and how the front alone compares with
 // the peers. These rows never count as toolgate's figures.
@@ -686,7 +686,7 @@ if (peersMeasured.length) {
     const own = serialVerdict(r, [fl]);
     const bare = serialVerdict(fl, peersMeasured);
     const rps = rpsVerdict(fl, peersMeasured);
-    md += `\nThe floor, ${name}: the full pipeline takes ${own.ratio?.toFixed(2) ?? '–'}× the serial latency of the front alone cycle by cycle (${ms(r.serial.median)} against ${ms(fl.serial.median)} ms) and ${Math.round(r.conc.rps)} against ${Math.round(fl.conc.rps)} calls/s; the front alone against ${bare.peer}: ${bare.ratio?.toFixed(2) ?? '–'}× its serial latency (faster in ${bare.won ?? '–'} of ${bare.cycles ?? '–'} cycles), ${Math.round(rps.ours)} against ${rps.peer}'s ${Math.round(rps.theirs)} calls/s${rps.shared ? ' on one shared session each' : ''}.`;
+    md += `\nThe front alone, ${name} (a gateway with its call pipeline bypassed): the full pipeline takes ${own.ratio?.toFixed(2) ?? '–'}× the serial latency of the front alone cycle by cycle (${ms(r.serial.median)} against ${ms(fl.serial.median)} ms) and ${Math.round(r.conc.rps)} against ${Math.round(fl.conc.rps)} calls/s; the front alone against ${bare.peer}: ${bare.ratio?.toFixed(2) ?? '–'}× its serial latency (faster in ${bare.won ?? '–'} of ${bare.cycles ?? '–'} cycles), ${Math.round(rps.ours)} against ${rps.peer}'s ${Math.round(rps.theirs)} calls/s${rps.shared ? ' on one shared session each' : ''}.`;
   }
   md += '\n';
 }
