@@ -1,29 +1,42 @@
 import { GatewayError } from '../errors.js';
 import type { GuardFile } from '../tools/schema.js';
 import type { CompiledTool } from '../tools/types.js';
-import { argAt, argSegments } from '../util/args.js';
+import { argAt, argSegments, withArgAt } from '../util/args.js';
 import { pathAllowed } from './path.js';
 import { readOnlySqlProblem } from './sql.js';
 import { urlProblem } from './url.js';
+
+/**
+ * A guard's decision on one value: refused with a reason, or allowed with the exact value that
+ * goes upstream (a guard that parses may re-serialize it, so what was checked is what is sent).
+ */
+export type GuardVerdict = { readonly ok: true; readonly value: unknown } | { readonly ok: false; readonly problem: string };
 
 /** One argument check, compiled at load time. */
 export interface CompiledGuard {
   readonly arg: string;
   readonly segments: readonly string[];
-  /** Why the value is refused, or undefined. */
-  readonly check: (value: unknown) => string | undefined;
+  /** An array value is checked item by item (path lists). */
+  readonly eachItem: boolean;
+  /** The verdict on one value; async where the check must look something up (DNS). */
+  readonly check: (value: unknown) => GuardVerdict | Promise<GuardVerdict>;
   /** What is allowed, told to the model when it is refused. */
   readonly allowed: string;
 }
 
+export const allow = (value: unknown): GuardVerdict => ({ ok: true, value });
+export const refuse = (problem: string): GuardVerdict => ({ ok: false, problem });
+const verdictOf = (value: unknown, problem: string | undefined): GuardVerdict => (problem === undefined ? allow(value) : refuse(problem));
+
 export function compileGuard(g: GuardFile): CompiledGuard {
-  const base = { arg: g.arg, segments: argSegments(g.arg) };
+  const base = { arg: g.arg, segments: argSegments(g.arg), eachItem: false };
   if (g.pathPrefixes) {
     const prefixes = g.pathPrefixes;
     return {
       ...base,
+      eachItem: true,
       allowed: `paths under ${prefixes.join(' or ')}`,
-      check: (v) => (typeof v !== 'string' || !pathAllowed(v, prefixes) ? 'the path leaves the allowed directories' : undefined),
+      check: (v) => verdictOf(v, typeof v !== 'string' || !pathAllowed(v, prefixes) ? 'the path leaves the allowed directories' : undefined),
     };
   }
   if (g.deny) {
@@ -34,19 +47,19 @@ export function compileGuard(g: GuardFile): CompiledGuard {
       check: (v) => {
         const text = typeof v === 'string' ? v : JSON.stringify(v ?? null);
         const hit = res.find((re) => re.test(text));
-        return hit ? `the value matches a denied pattern (${hit.source})` : undefined;
+        return verdictOf(v, hit ? `the value matches a denied pattern (${hit.source})` : undefined);
       },
     };
   }
   if (g.readOnlySql) {
-    return { ...base, allowed: 'a single read-only SELECT statement', check: (v) => (typeof v === 'string' ? readOnlySqlProblem(v) : 'not a SQL string') };
+    return { ...base, allowed: 'a single read-only SELECT statement', check: (v) => verdictOf(v, typeof v === 'string' ? readOnlySqlProblem(v) : 'not a SQL string') };
   }
   const hosts = g.urlHosts;
   const allowPrivate = g.allowPrivate ?? false;
   return {
     ...base,
     allowed: hosts && hosts.length > 0 ? `URLs on ${hosts.join(', ')}` : 'public http(s) URLs',
-    check: (v) => (typeof v === 'string' ? urlProblem(v, hosts, allowPrivate) : 'not a URL string'),
+    check: (v) => verdictOf(v, typeof v === 'string' ? urlProblem(v, hosts, allowPrivate) : 'not a URL string'),
   };
 }
 
@@ -56,20 +69,33 @@ export function guardKindProblem(g: GuardFile): string | undefined {
   return kinds.length === 1 ? undefined : 'a guard needs exactly one of pathPrefixes, deny, readOnlySql or urlHosts';
 }
 
-/** Stage: every guard of the tool passes, or the call is FORBIDDEN with what is allowed. */
-export function checkGuards(tool: CompiledTool, args: Readonly<Record<string, unknown>>): void {
+function refused(tool: CompiledTool, g: CompiledGuard, problem: string): GatewayError {
+  return new GatewayError('FORBIDDEN', `argument '${g.arg}' refused by a guard of '${tool.name}': ${problem}`, {
+    modelMessage: `The argument '${g.arg}' is not allowed: ${problem}. Only ${g.allowed} are allowed; change the argument.`,
+    details: [{ path: `/${g.segments.join('/')}`, message: problem, allowed: g.allowed }],
+  });
+}
+
+/**
+ * Stage: every guard of the tool passes, or the call is FORBIDDEN with what is allowed. Returns the
+ * arguments to send: the same object when no guard rewrote a value, else a copy carrying the values
+ * exactly as the guards checked them.
+ */
+export async function applyGuards(tool: CompiledTool, args: Readonly<Record<string, unknown>>): Promise<Record<string, unknown>> {
+  let out = args as Record<string, unknown>;
   for (const g of tool.guards) {
-    const value = argAt(args, g.segments);
+    const value = argAt(out, g.segments);
     if (value === undefined) continue; // absent: the schema decides whether it was required
-    const values = Array.isArray(value) && g.allowed.startsWith('paths') ? value : [value];
-    for (const v of values) {
-      const problem = g.check(v);
-      if (problem) {
-        throw new GatewayError('FORBIDDEN', `argument '${g.arg}' refused by a guard of '${tool.name}': ${problem}`, {
-          modelMessage: `The argument '${g.arg}' is not allowed: ${problem}. Only ${g.allowed} are allowed; change the argument.`,
-          details: [{ path: `/${g.segments.join('/')}`, message: problem, allowed: g.allowed }],
-        });
-      }
+    const items = g.eachItem && Array.isArray(value) ? (value as unknown[]) : undefined;
+    let changed = false;
+    const sent: unknown[] = [];
+    for (const v of items ?? [value]) {
+      const verdict = await g.check(v);
+      if (!verdict.ok) throw refused(tool, g, verdict.problem);
+      if (verdict.value !== v) changed = true;
+      sent.push(verdict.value);
     }
+    if (changed) out = withArgAt(out, g.segments, items ? sent : sent[0]);
   }
+  return out;
 }

@@ -21,7 +21,7 @@ import { capResultInfo, shapeResult } from './normalize.js';
 import { resolveTool } from './resolve.js';
 import { validateArguments } from './validate.js';
 import { reportCall, scrubError } from './report.js';
-import { checkGuards } from '../guards/index.js';
+import { applyGuards } from '../guards/index.js';
 import { needsConfirmation } from '../confirm/rule.js';
 import type { Context } from '@opentelemetry/api';
 import type { Tracing } from '../tracing/index.js';
@@ -166,8 +166,8 @@ export class CallPipeline {
     let inBackground = false;
     try {
       const tool = (run.tool = resolveTool(this.deps.registry(), req.toolName, req.caller));
-      const args = validateArguments(tool, req.args);
-      checkGuards(tool, args);
+      const checked = validateArguments(tool, req.args);
+      const args = tool.guards.length === 0 ? checked : await applyGuards(tool, checked);
       // An approved call was counted when it was asked for; a fallback counts as its first call.
       if (!req.approval && fallbackDepth === 0 && (this.deps.limits.rateLimit || tool.rateLimit)) await checkRateLimits(this.deps.state, { caller: this.deps.limits.rateLimit, tool: tool.rateLimit }, { caller, tool: tool.name }, this.deps.onWarning);
       const argsDigest = (run.argsDigest = digest(args));

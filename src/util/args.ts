@@ -13,3 +13,12 @@ export function argAt(args: unknown, segments: readonly string[]): unknown {
   }
   return cur;
 }
+
+/** A copy of `args` with the value at `segments` replaced (the objects on the way copied, the rest shared). */
+export function withArgAt(args: Readonly<Record<string, unknown>>, segments: readonly string[], value: unknown): Record<string, unknown> {
+  const [head, ...rest] = segments;
+  if (head === undefined) return args as Record<string, unknown>;
+  const inner = args[head];
+  const next = rest.length === 0 ? value : withArgAt(inner !== null && typeof inner === 'object' ? (inner as Record<string, unknown>) : {}, rest, value);
+  return Array.isArray(args) ? Object.assign([...(args as unknown[])], { [head]: next }) : { ...args, [head]: next };
+}
