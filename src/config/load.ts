@@ -4,6 +4,7 @@ import { createAjv, ajvProblems } from '../util/ajv.js';
 import { expandEnv, type Env } from '../util/env.js';
 import { parseSource, SourceError, type FileProblem } from '../util/source.js';
 import { deepFreeze } from '../util/freeze.js';
+import { configuredOrigin } from '../plugins/origin.js';
 
 export const DEFAULT_CONFIG_FILE = 'config/gateway.yaml';
 
@@ -60,11 +61,16 @@ export function loadConfig(opts: { file?: string; env: Env }): LoadedConfig {
   });
   if (config.state.redis === '') delete config.state.redis;
   const problems = semanticProblems(config, usedFile ?? '(embedded defaults)');
-  if (problems.length > 0) throw new ConfigError(problems);
+  if (problems.length > 0) throw new ConfigError(problems.map((p) => ({ ...p, ...lineAt(lineOf, p.path) })));
   if (config.auth.mode === 'keys' && config.auth.keys.length === 0) {
     warnings.push('no API key is configured: serving on loopback only, every local caller acts with all roles');
   }
   return { config: deepFreeze(config), secrets, file: usedFile, warnings };
+}
+
+function lineAt(lineOf: (p: string) => number | undefined, path: string): { line?: number } {
+  const line = lineOf(path);
+  return line === undefined ? {} : { line };
 }
 
 function applyEnvOverrides(value: unknown, env: Env): unknown {
@@ -94,6 +100,13 @@ function semanticProblems(config: Config, file: string): FileProblem[] {
     if (ids.has(k.id)) problems.push({ file, path: `/auth/keys/${i}/id`, message: `duplicate key id '${k.id}'` });
     ids.add(k.id);
   });
+  for (const section of ['server', 'mcp'] as const) {
+    config[section].allowedOrigins.forEach((o, i) => {
+      if (configuredOrigin(o) === undefined) {
+        problems.push({ file, path: `/${section}/allowedOrigins/${i}`, message: `'${o}' is not an origin: write scheme://host[:port] (http or https, no path)` });
+      }
+    });
+  }
   if (config.auth.mode === 'keys' && config.auth.keys.length === 0 && !isLoopback(config.server.host)) {
     problems.push({
       file,
