@@ -4,7 +4,7 @@ import { createAjv, ajvProblems } from '../util/ajv.js';
 import { expandEnv, type Env } from '../util/env.js';
 import { parseSource, SourceError, type FileProblem } from '../util/source.js';
 import { deepFreeze } from '../util/freeze.js';
-import { configuredOrigin } from '../plugins/origin.js';
+import { configuredOrigin, ownOrigins } from '../plugins/origin.js';
 
 export const DEFAULT_CONFIG_FILE = 'config/gateway.yaml';
 
@@ -65,6 +65,8 @@ export function loadConfig(opts: { file?: string; env: Env }): LoadedConfig {
   if (config.auth.mode === 'keys' && config.auth.keys.length === 0) {
     warnings.push('no API key is configured: serving on loopback only, every local caller acts with all roles');
   }
+  const consoleWarning = consoleOriginWarning(config);
+  if (consoleWarning) warnings.push(consoleWarning);
   return { config: deepFreeze(config), secrets, file: usedFile, warnings };
 }
 
@@ -87,6 +89,21 @@ function applyEnvOverrides(value: unknown, env: Env): unknown {
   if (env['TOOLGATE_TOOLS_DIR']) section('tools')['dir'] = env['TOOLGATE_TOOLS_DIR'];
   if (env['TOOLGATE_OTLP_ENDPOINT']) Object.assign(section('tracing'), { enabled: true, endpoint: env['TOOLGATE_OTLP_ENDPOINT'] });
   return cfg;
+}
+
+/**
+ * Bound to a non-loopback address, the gateway cannot know the names it is reached by: a browser
+ * page of the console opened by such a name is another origin to the origin policy.
+ */
+function consoleOriginWarning(config: Config): string | undefined {
+  const { host, port, allowedOrigins } = config.server;
+  if (!config.console.enabled || isLoopback(host)) return undefined;
+  const open = config.auth.mode === 'none';
+  if (!open && allowedOrigins.length > 0) return undefined;
+  const own = [...ownOrigins({ host, port })].sort();
+  const where = own.length > 0 ? `only when opened at ${own.join(' or ')}` : 'only from a listed origin';
+  return `server.host is ${host}: the approvals console can approve and reject ${where}` +
+    (open ? ' (auth.mode none: listed origins are not enough; configure auth.keys)' : ', or from an origin listed in server.allowedOrigins');
 }
 
 export function isLoopback(host: string): boolean {

@@ -195,6 +195,23 @@ describe('origin policy: every route, keyless loopback mode', () => {
   });
 });
 
+describe('origin policy: config warnings', () => {
+  it('bound to a non-loopback address, the console\'s limits are told at start (it cannot know its public name)', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'toolgate-origin-'));
+    const load = (yaml: string) => {
+      const file = join(dir, 'gateway.yaml');
+      writeFileSync(file, yaml);
+      return loadConfig({ file, env: {} }).warnings.join('\n');
+    };
+    const key = 'auth: { keys: [ { id: a, key: k1234567 } ] }\n';
+    expect(load(`server: { host: 0.0.0.0 }\n${key}`)).toContain('only when opened at http://127.0.0.1:8080 or http://localhost:8080, or from an origin listed in server.allowedOrigins');
+    expect(load('server: { host: 10.1.2.3 }\nauth: { mode: none }\n')).toContain('only when opened at http://10.1.2.3:8080 (auth.mode none');
+    expect(load(`server: { host: 0.0.0.0, allowedOrigins: ["https://gateway.example"] }\n${key}`)).not.toContain('console');
+    expect(load(`server: { host: 0.0.0.0 }\nconsole: { enabled: false }\n${key}`)).not.toContain('console');
+    expect(load('{}\n')).not.toContain('console');
+  });
+});
+
 describe('origin policy: with keys', () => {
   let gw: TestGateway;
   beforeAll(async () => {
