@@ -118,6 +118,7 @@ type Kind = 'own' | 'listed' | 'foreign';
 /** The policy for one gateway: its allowed origins, its auth mode and (read per request) its binding. */
 export class OriginPolicy {
   private readonly allowed: ReadonlySet<string>;
+  private lastBinding: Binding | undefined;
   private boundKey: string | undefined;
   private loopbackBound = false;
   private own = new Set<string>();
@@ -160,6 +161,8 @@ export class OriginPolicy {
   }
 
   private rebind(binding: Binding): void {
+    if (binding === this.lastBinding) return; // the same object on every request of a listening app
+    this.lastBinding = binding;
     const key = `${binding.host} ${binding.port ?? ''}`;
     if (key === this.boundKey) return;
     this.boundKey = key;
