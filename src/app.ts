@@ -6,6 +6,7 @@ import type { IncomingMessage } from 'node:http';
 import { Gateway, type GatewayOptions } from './gateway.js';
 import { registerErrorHandling } from './plugins/errors.js';
 import { requireCaller } from './plugins/auth.js';
+import { configuredOrigin, registerOriginPolicy } from './plugins/origin.js';
 import { ErrorBody, ToolResult } from './routes/schemas.js';
 import { toolRoutes } from './routes/tools.js';
 import { healthRoutes } from './routes/health.js';
@@ -56,6 +57,13 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     reply.header('x-request-id', req.id);
     done();
   });
+  // Host and Origin of every route, unknown ones included: before authentication and body parsing.
+  registerOriginPolicy(app, {
+    host: config.server.host,
+    port: config.server.port,
+    allowedOrigins: [...config.server.allowedOrigins, ...config.mcp.allowedOrigins].map(configuredOrigin).filter((o): o is string => o !== undefined),
+    keyless: gw.keys.open !== undefined,
+  });
   if (opts.logger && ['trace', 'debug', 'info'].includes(opts.logger.level)) {
     app.addHook('onResponse', (req, reply, done) => {
       const caller = (req as { caller?: { id: string } }).caller?.id;
@@ -83,7 +91,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
 
   await app.register(healthRoutes, { gw });
   await app.register(metricsRoutes, { gw });
-  await app.register(mcpServerRoutes, { gw }); // its own context: origin check before its own key check
+  await app.register(mcpServerRoutes, { gw }); // its own context and key check
   if (config.console.enabled) await app.register(consoleRoutes); // static page, no key: its script sends the key to /v1
   await app.register(async (api) => {
     requireCaller(api, gw.keys);

@@ -4,6 +4,7 @@ import { createAjv, ajvProblems } from '../util/ajv.js';
 import { expandEnv, type Env } from '../util/env.js';
 import { parseSource, SourceError, type FileProblem } from '../util/source.js';
 import { deepFreeze } from '../util/freeze.js';
+import { configuredOrigin, ownOrigins } from '../plugins/origin.js';
 
 export const DEFAULT_CONFIG_FILE = 'config/gateway.yaml';
 
@@ -60,11 +61,18 @@ export function loadConfig(opts: { file?: string; env: Env }): LoadedConfig {
   });
   if (config.state.redis === '') delete config.state.redis;
   const problems = semanticProblems(config, usedFile ?? '(embedded defaults)');
-  if (problems.length > 0) throw new ConfigError(problems);
+  if (problems.length > 0) throw new ConfigError(problems.map((p) => ({ ...p, ...lineAt(lineOf, p.path) })));
   if (config.auth.mode === 'keys' && config.auth.keys.length === 0) {
     warnings.push('no API key is configured: serving on loopback only, every local caller acts with all roles');
   }
+  const consoleWarning = consoleOriginWarning(config);
+  if (consoleWarning) warnings.push(consoleWarning);
   return { config: deepFreeze(config), secrets, file: usedFile, warnings };
+}
+
+function lineAt(lineOf: (p: string) => number | undefined, path: string): { line?: number } {
+  const line = lineOf(path);
+  return line === undefined ? {} : { line };
 }
 
 function applyEnvOverrides(value: unknown, env: Env): unknown {
@@ -83,6 +91,21 @@ function applyEnvOverrides(value: unknown, env: Env): unknown {
   return cfg;
 }
 
+/**
+ * Bound to a non-loopback address, the gateway cannot know the names it is reached by: a browser
+ * page of the console opened by such a name is another origin to the origin policy.
+ */
+function consoleOriginWarning(config: Config): string | undefined {
+  const { host, port, allowedOrigins } = config.server;
+  if (!config.console.enabled || isLoopback(host)) return undefined;
+  const open = config.auth.mode === 'none';
+  if (!open && allowedOrigins.length > 0) return undefined;
+  const own = [...ownOrigins({ host, port })].sort();
+  const where = own.length > 0 ? `only when opened at ${own.join(' or ')}` : 'only from a listed origin';
+  return `server.host is ${host}: the approvals console can approve and reject ${where}` +
+    (open ? ' (auth.mode none: listed origins are not enough; configure auth.keys)' : ', or from an origin listed in server.allowedOrigins');
+}
+
 export function isLoopback(host: string): boolean {
   return host === 'localhost' || host === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
 }
@@ -94,6 +117,13 @@ function semanticProblems(config: Config, file: string): FileProblem[] {
     if (ids.has(k.id)) problems.push({ file, path: `/auth/keys/${i}/id`, message: `duplicate key id '${k.id}'` });
     ids.add(k.id);
   });
+  for (const section of ['server', 'mcp'] as const) {
+    config[section].allowedOrigins.forEach((o, i) => {
+      if (configuredOrigin(o) === undefined) {
+        problems.push({ file, path: `/${section}/allowedOrigins/${i}`, message: `'${o}' is not an origin: write scheme://host[:port] (http or https, no path)` });
+      }
+    });
+  }
   if (config.auth.mode === 'keys' && config.auth.keys.length === 0 && !isLoopback(config.server.host)) {
     problems.push({
       file,

@@ -23,6 +23,10 @@ export const ConfigSchema = Type.Object(
         port: Type.Integer({ minimum: 0, maximum: 65535, default: 8080 }),
         bodyLimitBytes: Type.Integer({ minimum: 1024, default: 1048576 }),
         drainTimeoutMs: Type.Integer({ minimum: 0, default: 10000 }),
+        allowedOrigins: Type.Array(Type.String(), {
+          default: [],
+          description: 'browser origins (scheme://host[:port]) besides the gateway\'s own that may send state-changing requests',
+        }),
       },
       { additionalProperties: false, default: {} },
     ),
@@ -111,7 +115,7 @@ export const ConfigSchema = Type.Object(
     ),
     mcp: Type.Object(
       {
-        allowedOrigins: Type.Array(Type.String(), { default: [] }),
+        allowedOrigins: Type.Array(Type.String(), { default: [], description: 'joins server.allowedOrigins (one origin policy for every route)' }),
         elicitApproval: Type.Object(
           { tools: Type.Array(Type.String({ minLength: 1 }), { default: [], description: 'tool-name globs an MCP client may approve through elicitation' }) },
           { additionalProperties: false, default: {} },

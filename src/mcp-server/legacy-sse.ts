@@ -48,8 +48,8 @@ export class LegacySse {
   }
 
   register(app: FastifyInstance, fastCalls: boolean): void {
-    app.get(SSE_PATH, { schema: { summary: 'MCP over the legacy SSE transport: opens a session stream (its first event, `endpoint`, is the URL to POST messages to)', tags: ['mcp'] } }, (req, reply) => this.open(req, reply));
-    app.post(MESSAGES_PATH, { schema: { summary: 'MCP over the legacy SSE transport: one client message for the session named by `sessionId` (202; replies go to its stream)', tags: ['mcp'] } }, (req, reply) => this.message(req, reply, fastCalls));
+    app.get(SSE_PATH, { config: { origin: 'strict' }, schema: { summary: 'MCP over the legacy SSE transport: opens a session stream (its first event, `endpoint`, is the URL to POST messages to)', tags: ['mcp'] } }, (req, reply) => this.open(req, reply));
+    app.post(MESSAGES_PATH, { config: { origin: 'strict' }, schema: { summary: 'MCP over the legacy SSE transport: one client message for the session named by `sessionId` (202; replies go to its stream)', tags: ['mcp'] } }, (req, reply) => this.message(req, reply, fastCalls));
   }
 
   /** Ends every stream (shutdown). */

@@ -1,11 +1,9 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { globToRegExp } from '../auth/caller.js';
-import { GatewayError } from '../errors.js';
 import type { Gateway, ReloadResult } from '../gateway.js';
 import { requireCaller } from '../plugins/auth.js';
 import { errorResponses } from '../routes/schemas.js';
 import { jsonRpcError, toWebRequest, withOpeningComment } from './http.js';
-import { normalizeOrigins, originProblem, type Binding } from './origin.js';
 import { buildMcpServer } from './server.js';
 import { McpSessions } from './sessions.js';
 import { answerFastCall, asFastCall, cancelFastCall } from './fast-call.js';
@@ -15,7 +13,8 @@ const LIMITS = { perCaller: 32, idleMs: 30 * 60 * 1000 };
 
 /**
  * /mcp: toolgate as an MCP server over Streamable HTTP. Origin and Host are checked before the
- * key (DNS rebinding: 403), then the key as for REST (401); each session is bound to its caller.
+ * key by the app's origin policy (strict here: a foreign Origin is 403 on GET too), then the key
+ * as for REST (401); each session is bound to its caller.
  */
 /**
  * The request to the SDK's transport. A POST body that parses as JSON is handed over parsed (no
@@ -45,7 +44,6 @@ function isJsonContent(type: string | undefined): boolean {
 export async function mcpServerRoutes(app: FastifyInstance, opts: { gw: Gateway }): Promise<void> {
   const { gw } = opts;
   const { config } = gw;
-  const allowedOrigins = normalizeOrigins(config.mcp.allowedOrigins);
   const elicitable = config.mcp.elicitApproval.tools.map(globToRegExp);
   const deps = { gw, mayElicit: (tool: string) => elicitable.some((re) => re.test(tool)) };
   const sessions = new McpSessions((caller) => buildMcpServer(deps, caller), LIMITS);
@@ -53,18 +51,6 @@ export async function mcpServerRoutes(app: FastifyInstance, opts: { gw: Gateway 
   // approved by elicitation (that needs the request's stream).
   const fastCalls = elicitable.length === 0;
 
-  // Where the server listens, read once it does (a system call per request otherwise).
-  let bound: Binding | undefined;
-  const binding = (): Binding => {
-    if (bound) return bound;
-    const a = app.server.address();
-    if (a !== null && typeof a === 'object') return (bound = { host: a.address, port: a.port });
-    return { host: config.server.host, port: undefined };
-  };
-  app.addHook('onRequest', (req, _reply, done) => {
-    const problem = originProblem(req.headers, binding(), allowedOrigins);
-    done(problem ? new GatewayError('FORBIDDEN', problem, { modelMessage: 'This origin may not use the gateway\'s MCP endpoint.' }) : undefined);
-  });
   requireCaller(app, gw.keys);
 
   // The SDK reads the body itself: malformed JSON and wrong media types get its JSON-RPC answers.
@@ -118,6 +104,7 @@ export async function mcpServerRoutes(app: FastifyInstance, opts: { gw: Gateway 
   app.route({
     method: ['GET', 'POST', 'DELETE'],
     url: '/mcp',
+    config: { origin: 'strict' }, // the transport spec: Origin checked on every connection
     schema: {
       summary: 'toolgate as an MCP server (Streamable HTTP): tools/list and tools/call for the caller\'s tools',
       tags: ['mcp'],

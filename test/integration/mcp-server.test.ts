@@ -171,7 +171,9 @@ describe('toolgate as an MCP server (/mcp)', () => {
     expect(((await foreign.json()) as { error: { code: string } }).error.code).toBe('FORBIDDEN');
     expect((await rawPost({ origin: 'http://evil.example', authorization: `Bearer ${AGENT}` }, initialize)).status).toBe(403);
     expect((await rawPost({ origin: 'https://console.example.com', authorization: `Bearer ${AGENT}` }, initialize)).status).toBe(200);
-    expect((await rawPost({ origin: 'http://localhost:3000', authorization: `Bearer ${AGENT}` }, initialize)).status).toBe(200);
+    // Another local web app (a dev server's page) is another origin: refused unless listed.
+    expect((await rawPost({ origin: 'http://localhost:3000', authorization: `Bearer ${AGENT}` }, initialize)).status).toBe(403);
+    expect((await rawPost({ origin: base, authorization: `Bearer ${AGENT}` }, initialize)).status).toBe(200); // its own origin
     const { port } = new URL(base);
     const rebound = await new Promise<number>((resolve, reject) => {
       const req = request({ host: '127.0.0.1', port, path: '/mcp', method: 'POST', headers: { host: `evil.example:${port}`, 'content-type': 'application/json' } }, (res) => {
