@@ -5,6 +5,8 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { Gateway, type GatewayOptions } from './gateway.js';
 import { registerErrorHandling } from './plugins/errors.js';
+import { registerRequestChecks } from './plugins/framework-errors.js';
+import { serverOptions } from './server-options.js';
 import { requireCaller } from './plugins/auth.js';
 import { ErrorBody, ToolResult } from './routes/schemas.js';
 import { toolRoutes } from './routes/tools.js';
@@ -48,6 +50,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     genReqId: requestId,
     logController: new LogController({ requestIdLogLabel: 'requestId', disableRequestLogging: true }),
     ajv: { customOptions: { removeAdditional: false, allErrors: true } },
+    ...serverOptions(config.server),
   });
   const gw = new Gateway({ ...opts, log: app.log });
   app.decorate('gw', gw);
@@ -65,6 +68,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   }
   app.addHook('onClose', async () => gw.close());
   registerErrorHandling(app);
+  registerRequestChecks(app);
   registerDrain(app, gw);
   app.addSchema(ErrorBody);
   app.addSchema(ToolResult);
