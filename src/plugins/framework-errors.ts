@@ -8,8 +8,9 @@ import { toGatewayError } from './errors.js';
 /**
  * The errors that never reach a route's error handler, in the one SPEC §3 shape too: Fastify's
  * router refusing a URL (`frameworkErrors`), Node's HTTP parser refusing the bytes or timing a
- * client out (`clientError`, before any request exists), and requests that arrive while the
- * server is closing (Fastify's own 503 otherwise).
+ * client out (`clientError`, before any request exists), requests that arrive while the server
+ * is closing (Fastify's own 503 otherwise), and Node's bare answers to a request without `Host`
+ * or with an unknown `Expect`.
  */
 
 /**
