@@ -5,6 +5,8 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { Gateway, type GatewayOptions } from './gateway.js';
 import { registerErrorHandling } from './plugins/errors.js';
+import { registerRequestChecks } from './plugins/framework-errors.js';
+import { serverOptions } from './server-options.js';
 import { requireCaller } from './plugins/auth.js';
 import { configuredOrigin, registerOriginPolicy } from './plugins/origin.js';
 import { ErrorBody, ToolResult } from './routes/schemas.js';
@@ -49,6 +51,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     genReqId: requestId,
     logController: new LogController({ requestIdLogLabel: 'requestId', disableRequestLogging: true }),
     ajv: { customOptions: { removeAdditional: false, allErrors: true } },
+    ...serverOptions(config.server),
   });
   const gw = new Gateway({ ...opts, log: app.log });
   app.decorate('gw', gw);
@@ -57,6 +60,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     reply.header('x-request-id', req.id);
     done();
   });
+  registerRequestChecks(app); // a request without Host is malformed (400) before it is foreign (403)
   // Host and Origin of every route, unknown ones included: before authentication and body parsing.
   registerOriginPolicy(app, {
     host: config.server.host,

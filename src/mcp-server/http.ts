@@ -1,4 +1,5 @@
 import type { FastifyRequest } from 'fastify';
+import { GatewayError } from '../errors.js';
 
 /** Headers that describe one hop of the Fastify connection, not the MCP message. */
 const HOP = new Set(['host', 'connection', 'keep-alive', 'transfer-encoding', 'content-length', 'upgrade', 'expect', 'te', 'trailer']);
@@ -13,7 +14,14 @@ export function toWebRequest(req: FastifyRequest, withBody = true): Request {
   const headers = new Headers();
   for (const [name, value] of Object.entries(req.headers)) {
     if (value === undefined || HOP.has(name)) continue;
-    for (const v of Array.isArray(value) ? value : [value]) headers.append(name, v);
+    for (const v of Array.isArray(value) ? value : [value]) {
+      try {
+        headers.append(name, v);
+      } catch {
+        // A value a web Headers refuses (NUL, characters beyond Latin-1) is the client's mistake, not a fault here.
+        throw new GatewayError('BAD_REQUEST', `the ${name} header has a value that is not a valid HTTP header value`);
+      }
+    }
   }
   headers.set('x-request-id', req.id);
   const body = withBody && req.method === 'POST' && typeof req.body === 'string' ? req.body : undefined;

@@ -48,7 +48,7 @@ export class LegacySse {
   }
 
   register(app: FastifyInstance, fastCalls: boolean): void {
-    app.get(SSE_PATH, { config: { origin: 'strict' }, schema: { summary: 'MCP over the legacy SSE transport: opens a session stream (its first event, `endpoint`, is the URL to POST messages to)', tags: ['mcp'] } }, (req, reply) => this.open(req, reply));
+    app.get(SSE_PATH, { exposeHeadRoute: false, config: { origin: 'strict' }, schema: { summary: 'MCP over the legacy SSE transport: opens a session stream (its first event, `endpoint`, is the URL to POST messages to)', tags: ['mcp'] } }, (req, reply) => this.open(req, reply));
     app.post(MESSAGES_PATH, { config: { origin: 'strict' }, schema: { summary: 'MCP over the legacy SSE transport: one client message for the session named by `sessionId` (202; replies go to its stream)', tags: ['mcp'] } }, (req, reply) => this.message(req, reply, fastCalls));
   }
 
@@ -82,14 +82,14 @@ export class LegacySse {
     const id = (req.query as Record<string, unknown> | undefined)?.['sessionId'];
     const session = typeof id === 'string' ? this.sessions.get(id) : undefined;
     // Another key's session is not found either: a key learns nothing about others' sessions.
-    if (!session || session.callerId !== req.caller.id) return reply.code(404).type('text/plain').send('Session not found');
+    if (!session || session.callerId !== req.caller.id) throw new GatewayError('NOT_FOUND', 'no SSE session with that sessionId', { modelMessage: 'The MCP session is gone. Open a new one with GET /sse.' });
     let msg: unknown;
     try {
       msg = typeof req.body === 'string' ? JSON.parse(req.body) : undefined;
     } catch {
       msg = undefined;
     }
-    if (msg === undefined) return reply.code(400).type('text/plain').send('Invalid message: the body must be one JSON-RPC message');
+    if (msg === undefined) throw new GatewayError('BAD_REQUEST', 'the body must be one JSON-RPC message (JSON)');
     const call = fastCalls ? plainToolCall(msg) : undefined;
     if (call) {
       void this.answerOnStream(session, call, req);
@@ -100,7 +100,7 @@ export class LegacySse {
     try {
       await session.transport.handleMessage(msg, { requestInfo: { headers: req.headers } });
     } catch {
-      return reply.code(400).type('text/plain').send('Invalid message: not a JSON-RPC message');
+      throw new GatewayError('BAD_REQUEST', 'the body is not a JSON-RPC message');
     }
     return reply.code(202).type('text/plain').send('Accepted');
   }

@@ -92,8 +92,11 @@ export async function mcpServerRoutes(app: FastifyInstance, opts: { gw: Gateway 
       response = await handOver(session.transport, req, parsed);
     } else if (req.method === 'POST') {
       const { transport, settle } = await sessions.open(req.caller);
-      response = await handOver(transport, req, parseBody(req));
-      await settle();
+      try {
+        response = await handOver(transport, req, parseBody(req));
+      } finally {
+        await settle(); // also when the request was refused before the SDK saw it
+      }
     } else {
       return reply.send(jsonRpcError(400, -32000, 'Bad Request: Mcp-Session-Id header is required'));
     }
@@ -105,6 +108,7 @@ export async function mcpServerRoutes(app: FastifyInstance, opts: { gw: Gateway 
     method: ['GET', 'POST', 'DELETE'],
     url: '/mcp',
     config: { origin: 'strict' }, // the transport spec: Origin checked on every connection
+    exposeHeadRoute: false, // HEAD is no MCP method: 404 as for any other (Fastify's HEAD cannot send the SDK's Response)
     schema: {
       summary: 'toolgate as an MCP server (Streamable HTTP): tools/list and tools/call for the caller\'s tools',
       tags: ['mcp'],

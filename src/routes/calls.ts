@@ -47,6 +47,7 @@ export async function callRoutes(app: FastifyInstance, opts: { gw: Gateway }): P
   app.get<P>(
     '/v1/calls/:callId/events',
     {
+      exposeHeadRoute: false, // a HEAD would hold a body-less stream open until the call ends
       schema: {
         summary: "A long-running call's events (server-sent events): started, progress (about one every 2 s), finished",
         tags,

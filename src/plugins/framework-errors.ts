@@ -1,0 +1,116 @@
+import { randomUUID } from 'node:crypto';
+import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { GatewayError } from '../errors.js';
+import { toGatewayError } from './errors.js';
+
+/**
+ * The errors that never reach a route's error handler, in the one SPEC §3 shape too: Fastify's
+ * router refusing a URL (`frameworkErrors`), Node's HTTP parser refusing the bytes or timing a
+ * client out (`clientError`, before any request exists), requests that arrive while the server
+ * is closing (Fastify's own 503 otherwise), and Node's bare answers to a request without `Host`
+ * or with an unknown `Expect`.
+ */
+
+/**
+ * The longest path parameter the router takes. Fastify's default (100) is below the longest tool
+ * name (128) and the name schema (256): the route schemas judge lengths, this only bounds the router.
+ */
+export const MAX_PARAM_LENGTH = 1024;
+
+/** The catalogue error for one of the router's own refusals. */
+export function frameworkError(err: FastifyError): GatewayError {
+  switch (err.code) {
+    case 'FST_ERR_BAD_URL':
+      return new GatewayError('BAD_REQUEST', 'the URL path has an invalid percent-encoding', {
+        modelMessage: 'The URL is malformed. Percent-encode the tool name or id correctly and send it again.',
+      });
+    case 'FST_ERR_MAX_PARAM_LENGTH':
+      return new GatewayError('URI_TOO_LONG', `a path segment is longer than ${MAX_PARAM_LENGTH} characters`);
+    default:
+      return toGatewayError(err); // FST_ERR_ASYNC_CONSTRAINT: no route has one; INTERNAL if it ever comes
+  }
+}
+
+function onFrameworkError(err: FastifyError, req: FastifyRequest, reply: FastifyReply): void {
+  const g = frameworkError(err);
+  if (g.code === 'INTERNAL') req.log.error({ err }, 'router error');
+  // No onRequest hook ran for this request: the id header is set here.
+  void reply.code(g.status).header('x-request-id', req.id).send(g.toBody());
+}
+
+/** Node's parser and timeout errors, by the code Node gives them (its own default answers: 400, 408, 413, 431). */
+export function clientError(code: string | undefined): GatewayError {
+  switch (code) {
+    case 'ERR_HTTP_REQUEST_TIMEOUT':
+      return new GatewayError('REQUEST_TIMEOUT', 'the request headers or body did not arrive in time');
+    case 'HPE_HEADER_OVERFLOW':
+      return new GatewayError('HEADERS_TOO_LARGE', 'the request line and headers are larger than the limit');
+    case 'HPE_CHUNK_EXTENSIONS_OVERFLOW':
+      return new GatewayError('PAYLOAD_TOO_LARGE', 'the chunk extensions are larger than the limit');
+    default:
+      return new GatewayError('BAD_REQUEST', 'malformed HTTP request', { modelMessage: 'The HTTP request was malformed and could not be read. Send a well-formed request.' });
+  }
+}
+
+/** The raw response written to a socket that has no request object (nor any reply) to answer through. */
+export function rawErrorResponse(g: GatewayError): string {
+  const body = JSON.stringify(g.toBody());
+  return [
+    `HTTP/1.1 ${g.status} ${STATUS_CODES[g.status] ?? 'Error'}`,
+    'content-type: application/json; charset=utf-8',
+    `content-length: ${Buffer.byteLength(body)}`,
+    `x-request-id: ${randomUUID()}`,
+    'connection: close',
+    '',
+    body,
+  ].join('\r\n');
+}
+
+/** The response of this socket being written, if any (Node's own check before it answers a client error). */
+type WithResponse = { _httpMessage?: { headersSent?: boolean } | null };
+
+function onClientError(err: Error & { code?: string }, socket: Socket): void {
+  if (err.code === 'ECONNRESET' || socket.destroyed) return;
+  // A response already on its way cannot be followed by another: the socket is only cut.
+  if (socket.writable && !(socket as Socket & WithResponse)._httpMessage?.headersSent) socket.write(rawErrorResponse(clientError(err.code)));
+  socket.destroy(err);
+}
+
+/** Fastify's options for the above (spread into its constructor's options). */
+export function frameworkErrorOptions() {
+  return {
+    frameworkErrors: onFrameworkError,
+    clientErrorHandler: onClientError,
+    return503OnClosing: false, // registerRequestChecks answers those, in the one shape
+    routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
+  };
+}
+
+/**
+ * Checks Node would otherwise answer in its own way, on every request (one synchronous hook):
+ * - a request read while the server closes (on a connection still busy when it stopped listening)
+ *   gets 503 UNAVAILABLE and `Connection: close`, as Fastify's own `return503OnClosing` does;
+ * - an HTTP/1.1 request without `Host` is 400 (RFC 9112 §3.2; Node's own check is off, see server-options.ts).
+ * An `Expect` other than `100-continue` is ignored rather than answered with Node's bare 417.
+ */
+export function registerRequestChecks(app: FastifyInstance): void {
+  let closing = false;
+  app.addHook('preClose', (done) => {
+    closing = true;
+    done();
+  });
+  app.addHook('onRequest', (req, reply, done) => {
+    if (closing) {
+      reply.header('connection', 'close');
+      return done(new GatewayError('UNAVAILABLE', 'the gateway is shutting down', { retryAfterSeconds: 1, modelMessage: 'The gateway is restarting. Try the same call again in a moment.' }));
+    }
+    if (req.headers.host === undefined && req.raw.httpVersion === '1.1') {
+      reply.header('connection', 'close'); // as Node's own check did
+      return done(new GatewayError('BAD_REQUEST', 'an HTTP/1.1 request needs a Host header'));
+    }
+    done();
+  });
+  app.server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => app.server.emit('request', req, res));
+}
