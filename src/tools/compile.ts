@@ -3,6 +3,7 @@ import type { ValidateFunction } from 'ajv';
 import type { Config } from '../config/schema.js';
 import { sha256Hex } from '../util/hash.js';
 import { parseJsonTemplate, parseTemplate } from '../util/template.js';
+import { urlTemplateProblem } from '../util/url-template.js';
 import type { FileProblem } from '../util/source.js';
 import { BUILTIN_NAMES } from '../adapters/builtin/index.js';
 import { compileMatch } from '../routing/match.js';
@@ -25,6 +26,8 @@ export interface CompileContext {
 const DEFAULT_MAX_RESULT_BYTES = 65536;
 const DEFAULT_CONCURRENCY = 64;
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+/** Headers that choose the host a request is for (virtual hosts, proxies): fixed values only, like the URL's host. */
+const HOST_HEADERS = new Set(['host', 'x-forwarded-host', 'forwarded']);
 
 /** Turns one validated tool file into a CompiledTool, or the problems that stop it. */
 export function compileTool(file: ToolFile, ctx: CompileContext): CompiledTool | FileProblem[] {
@@ -184,10 +187,16 @@ function compileTarget(
     problem(`${path}/http/url`, 'must be an absolute http(s) URL whose scheme and host are not templated');
     return undefined;
   }
+  const dots = urlTemplateProblem(url);
+  if (dots) problem(`${path}/http/url`, dots);
   const headers: [string, ReturnType<typeof parseTemplate>][] = [];
   for (const [name, value] of Object.entries(h.headers ?? {})) {
+    const tpl = parseTemplate(value);
     if (!HEADER_NAME.test(name)) problem(`${path}/http/headers/${name}`, 'not a valid header name');
-    headers.push([name.toLowerCase(), parseTemplate(value)]);
+    else if (HOST_HEADERS.has(name.toLowerCase()) && tpl.names.length > 0) {
+      problem(`${path}/http/headers/${name}`, `the ${name} header cannot be templated: like the URL's host, it chooses where the request goes`);
+    }
+    headers.push([name.toLowerCase(), tpl]);
   }
   return {
     kind: 'http',
