@@ -4,7 +4,7 @@ import type { CompiledTool } from '../tools/types.js';
 import { argAt, argSegments, withArgAt } from '../util/args.js';
 import { pathProblem } from './path.js';
 import { readOnlySqlProblem } from './sql.js';
-import { checkUrl, systemLookup, type LookupAll } from './url.js';
+import { checkUrl, systemLookup, type LookupAll, type UrlPolicy } from './url.js';
 
 /**
  * A guard's decision on one value: refused with a reason, or allowed with the exact value that
@@ -22,6 +22,8 @@ export interface CompiledGuard {
   readonly check: (value: unknown) => GuardVerdict | Promise<GuardVerdict>;
   /** What is allowed, told to the model when it is refused. */
   readonly allowed: string;
+  /** A URL guard's policy (builtin fetch applies it again to the addresses it connects to). */
+  readonly url?: UrlPolicy;
 }
 
 export const allow = (value: unknown): GuardVerdict => ({ ok: true, value });
@@ -65,6 +67,7 @@ export function compileGuard(g: GuardFile, deps: GuardDeps = {}): CompiledGuard 
   const lookup = deps.lookup ?? systemLookup;
   return {
     ...base,
+    url: policy,
     allowed: policy.hosts && policy.hosts.length > 0 ? `http(s) URLs on ${policy.hosts.join(', ')}` : 'public http(s) URLs',
     // What is sent is the URL as it was checked: its WHATWG serialization.
     check: async (v) => {

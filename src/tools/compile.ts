@@ -8,6 +8,7 @@ import type { FileProblem } from '../util/source.js';
 import { BUILTIN_NAMES } from '../adapters/builtin/index.js';
 import { compileMatch } from '../routing/match.js';
 import { compileGuard, guardKindProblem } from '../guards/index.js';
+import type { LookupAll } from '../guards/url.js';
 import { compileConfirm } from '../confirm/rule.js';
 import type { BackendFile, ToolFile } from './schema.js';
 import { compileValidator } from './lazy-validator.js';
@@ -21,6 +22,8 @@ export interface CompileContext {
   /** Shared validator factory for tool schemas; compiled schemas are evicted from its cache at once. */
   readonly ajv: Ajv2020;
   readonly lineOf: (pointer: string) => number | undefined;
+  /** The resolver of `resolve: true` URL guards (default: the system's). */
+  readonly lookup?: LookupAll;
 }
 
 const DEFAULT_MAX_RESULT_BYTES = 65536;
@@ -55,7 +58,7 @@ export function compileTool(file: ToolFile, ctx: CompileContext): CompiledTool |
     const kind = guardKindProblem(g);
     if (kind) return problem(`/guards/${i}`, kind), [];
     try {
-      return [compileGuard(g)];
+      return [compileGuard(g, ctx.lookup ? { lookup: ctx.lookup } : {})];
     } catch (e) {
       return problem(`/guards/${i}`, (e as Error).message), [];
     }
@@ -76,6 +79,9 @@ export function compileTool(file: ToolFile, ctx: CompileContext): CompiledTool |
     if (ids.has(b.id)) problem(`/backends/${i}/id`, `duplicate backend id '${b.id}'`);
     ids.add(b.id);
     const target = compileTarget(b, `/backends/${i}`, ctx, problem);
+    if (target?.kind === 'builtin' && target.name === 'fetch' && !guards.some((g) => g.arg === 'url' && g.url)) {
+      problem(`/backends/${i}/builtin`, "builtin fetch needs a URL guard on the argument 'url' (guards: [{ arg: url, urlHosts: [...] }])");
+    }
     if (target) {
       backends.push({
         id: b.id,

@@ -45,7 +45,7 @@ const Backend = Obj({
   ),
   http: Type.Optional(HttpBackend),
   mcp: Type.Optional(Obj({ server: Type.String({ minLength: 1 }), tool: Type.String({ minLength: 1 }) })),
-  builtin: Type.Optional(Type.String({ minLength: 1, description: 'an in-process tool: echo, delay' })),
+  builtin: Type.Optional(Type.String({ minLength: 1, description: 'an in-process tool: echo, delay, fetch (GET of the url argument, on connections pinned to checked addresses)' })),
   probe: Type.Optional(
     Obj(
       {

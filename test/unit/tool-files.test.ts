@@ -46,6 +46,7 @@ describe('tool files', () => {
     ['templated-host-header.yaml', '/backends/0/http/headers/HoSt', 8, 'the HoSt header cannot be templated'],
     ['templated-forwarded-host.yaml', '/backends/0/http/headers/X-Forwarded-Host', 8, 'cannot be templated'],
     ['dot-segment-url.yaml', '/backends/0/http/url', 6, "'.' or '..' segment"],
+    ['fetch-unguarded.yaml', '/backends/0/builtin', 6, 'builtin fetch needs a URL guard'],
     ['bad-schema.yaml', '/inputSchema', 4, 'not a valid JSON Schema'],
     ['cached-write.yaml', '/cache/ttlSeconds', 4, 'read-only idempotent'],
     ['cache-fallback-write.yaml', '/fallback/cache', 4, 'read-only idempotent'],
