@@ -16,6 +16,8 @@ export const LINUX_READING: PathReading = { percentDecoded: false, backslashSepa
 
 /** Linux follows at most 40 symbolic links in one lookup, then fails with ELOOP. */
 const MAX_LINKS = 40;
+/** Linux's PATH_MAX: a longer path fails with ENAMETOOLONG anyway, and bounds the walk below. */
+const PATH_MAX = 4096;
 const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
 const BAD_ESCAPE = /%(?![0-9a-fA-F]{2})/;
 const ENCODED_SEPARATOR = /%(2f|5c)/i;
@@ -32,6 +34,7 @@ type Read = { readonly path: string; readonly walk: string } | { readonly proble
  * result must hold no '%' (a second level of encoding) and no encoded separator.
  */
 export function readPath(raw: string, how: PathReading = LINUX_READING): Read {
+  if (raw.length > PATH_MAX) return { problem: `the path is longer than ${PATH_MAX} characters` };
   if (!isWellFormed(raw)) return { problem: 'the path is not well-formed Unicode' };
   if (CONTROL.test(raw)) return { problem: 'the path holds a control character (NUL included)' };
   let p = raw;

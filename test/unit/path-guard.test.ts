@@ -51,6 +51,7 @@ describe('path guard: one reading of the text', () => {
     ['/srv/shared/a\u0085b', 'control'],
     ['/srv/shared/\ud800', 'Unicode'],
     ['', 'empty'],
+    [`/srv/shared/${'a/'.repeat(2100)}`, 'longer than 4096'],
   ])('refuses %j (%s)', async (p, why) => {
     expect(await problemOf(g, p)).toContain(why);
   });
