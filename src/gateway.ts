@@ -3,6 +3,7 @@ import type { LoadedConfig } from './config/load.js';
 import { KeyTable } from './auth/keys.js';
 import { BuiltinAdapter } from './adapters/builtin/index.js';
 import { HttpAdapter } from './adapters/http.js';
+import type { LookupAll } from './guards/url.js';
 import { McpAdapter } from './adapters/mcp.js';
 import { createAuditSink } from './audit/create.js';
 import { auditRecord } from './audit/record.js';
@@ -62,6 +63,8 @@ export interface GatewayOptions {
   log?: ReloadLogger;
   /** Every MCP message in and out (tests, debugging). */
   mcpTrace?: McpPoolOptions['trace'];
+  /** The resolver of `resolve: true` URL guards and `builtin: fetch` (default: the system's; tests give their own). */
+  lookup?: LookupAll;
 }
 
 /**
@@ -116,8 +119,8 @@ export class Gateway extends EventEmitter<{ reload: [ReloadResult] }> {
     this.keys = new KeyTable(config.auth);
     this.audit = opts.audit ?? createAuditSink(config, (msg, err) => this.warn(msg, err));
     this.mcpPool = new McpPool([], opts.mcpTrace ? { trace: opts.mcpTrace } : {});
-    this.adapters = { http: new HttpAdapter(), builtin: new BuiltinAdapter(), mcp: new McpAdapter(this.mcpPool) };
-    this.loadCtx = { dir: config.tools.dir, env: opts.env, secrets: this.secrets, defaults: config.defaults };
+    this.adapters = { http: new HttpAdapter(), builtin: new BuiltinAdapter({ lookup: opts.lookup, maxResponseBytes: config.defaults.http.maxResponseBytes }), mcp: new McpAdapter(this.mcpPool) };
+    this.loadCtx = { dir: config.tools.dir, env: opts.env, secrets: this.secrets, defaults: config.defaults, ...(opts.lookup ? { lookup: opts.lookup } : {}) };
     this.health = new HealthBook((tool, backend, state) => {
       this.metrics.backendState(tool, backend, state);
       opts.onBackendState?.(tool, backend, state);

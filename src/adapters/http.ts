@@ -2,6 +2,7 @@ import { Agent, type Dispatcher } from 'undici';
 import type { IncomingHttpHeaders } from 'node:http';
 import { GatewayError, type UpstreamFailure } from '../errors.js';
 import { render, renderJson } from '../util/template.js';
+import { renderUrl } from '../util/url-template.js';
 import type { Cancel, CancelListener } from '../util/cancel.js';
 import { pending, type Settle } from '../util/settle.js';
 import type { HttpTarget } from '../tools/types.js';
@@ -36,7 +37,7 @@ export class HttpAdapter implements ToolAdapter {
 
   async call(req: AdapterRequest): Promise<UpstreamPayload> {
     const t = req.backend.target as HttpTarget;
-    const { origin, path } = this.split(t, render(t.url, req.args, encodeURIComponent));
+    const { origin, path } = this.split(t, renderUrl(t.url, req.args));
     const headers: Record<string, string> = { 'x-request-id': req.requestId };
     for (const [name, tpl] of t.headers) {
       const value = render(tpl, req.args);

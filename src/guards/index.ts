@@ -2,9 +2,9 @@ import { GatewayError } from '../errors.js';
 import type { GuardFile } from '../tools/schema.js';
 import type { CompiledTool } from '../tools/types.js';
 import { argAt, argSegments, withArgAt } from '../util/args.js';
-import { pathAllowed } from './path.js';
+import { pathProblem } from './path.js';
 import { readOnlySqlProblem } from './sql.js';
-import { urlProblem } from './url.js';
+import { checkUrl, systemLookup, type LookupAll, type UrlPolicy } from './url.js';
 
 /**
  * A guard's decision on one value: refused with a reason, or allowed with the exact value that
@@ -22,21 +22,30 @@ export interface CompiledGuard {
   readonly check: (value: unknown) => GuardVerdict | Promise<GuardVerdict>;
   /** What is allowed, told to the model when it is refused. */
   readonly allowed: string;
+  /** A URL guard's policy (builtin fetch applies it again to the addresses it connects to). */
+  readonly url?: UrlPolicy;
 }
 
 export const allow = (value: unknown): GuardVerdict => ({ ok: true, value });
 export const refuse = (problem: string): GuardVerdict => ({ ok: false, problem });
 const verdictOf = (value: unknown, problem: string | undefined): GuardVerdict => (problem === undefined ? allow(value) : refuse(problem));
 
-export function compileGuard(g: GuardFile): CompiledGuard {
+/** What a guard may need from outside: the resolver of `resolve: true` URL guards (tests give their own). */
+export interface GuardDeps {
+  readonly lookup?: LookupAll;
+}
+
+export function compileGuard(g: GuardFile, deps: GuardDeps = {}): CompiledGuard {
   const base = { arg: g.arg, segments: argSegments(g.arg), eachItem: false };
   if (g.pathPrefixes) {
     const prefixes = g.pathPrefixes;
+    const how = { percentDecoded: g.percentDecoded ?? false, backslashSeparator: g.backslashSeparator ?? false, relativeTo: g.relativeTo ?? '/' };
     return {
       ...base,
       eachItem: true,
       allowed: `paths under ${prefixes.join(' or ')}`,
-      check: (v) => verdictOf(v, typeof v !== 'string' || !pathAllowed(v, prefixes) ? 'the path leaves the allowed directories' : undefined),
+      // The value is judged exactly as it will be sent, so it is sent unchanged.
+      check: async (v) => verdictOf(v, typeof v === 'string' ? await pathProblem(v, prefixes, how) : 'not a path string'),
     };
   }
   if (g.deny) {
@@ -54,19 +63,31 @@ export function compileGuard(g: GuardFile): CompiledGuard {
   if (g.readOnlySql) {
     return { ...base, allowed: 'a single read-only SELECT statement', check: (v) => verdictOf(v, typeof v === 'string' ? readOnlySqlProblem(v) : 'not a SQL string') };
   }
-  const hosts = g.urlHosts;
-  const allowPrivate = g.allowPrivate ?? false;
+  const policy = { hosts: g.urlHosts, allowPrivate: g.allowPrivate ?? false, resolve: g.resolve ?? false };
+  const lookup = deps.lookup ?? systemLookup;
   return {
     ...base,
-    allowed: hosts && hosts.length > 0 ? `URLs on ${hosts.join(', ')}` : 'public http(s) URLs',
-    check: (v) => verdictOf(v, typeof v === 'string' ? urlProblem(v, hosts, allowPrivate) : 'not a URL string'),
+    url: policy,
+    allowed: policy.hosts && policy.hosts.length > 0 ? `http(s) URLs on ${policy.hosts.join(', ')}` : 'public http(s) URLs',
+    // What is sent is the URL as it was checked: its WHATWG serialization.
+    check: async (v) => {
+      if (typeof v !== 'string') return refuse('not a URL string');
+      const r = await checkUrl(v, policy, lookup);
+      return 'href' in r ? allow(r.href) : refuse(r.problem);
+    },
   };
 }
 
-/** The schema problem of a guard entry: exactly one kind of check. */
+/** The schema problem of a guard entry: exactly one kind of check, and only its own options. */
 export function guardKindProblem(g: GuardFile): string | undefined {
-  const kinds = [g.pathPrefixes, g.deny, g.readOnlySql, g.urlHosts ?? (g.allowPrivate !== undefined ? [] : undefined)].filter((k) => k !== undefined);
-  return kinds.length === 1 ? undefined : 'a guard needs exactly one of pathPrefixes, deny, readOnlySql or urlHosts';
+  const isUrl = g.urlHosts !== undefined || g.allowPrivate !== undefined || g.resolve !== undefined;
+  const kinds = [g.pathPrefixes, g.deny, g.readOnlySql, isUrl ? true : undefined].filter((k) => k !== undefined);
+  if (kinds.length !== 1) return 'a guard needs exactly one of pathPrefixes, deny, readOnlySql or urlHosts';
+  if (!g.pathPrefixes && (g.percentDecoded !== undefined || g.backslashSeparator !== undefined || g.relativeTo !== undefined)) {
+    return 'percentDecoded, backslashSeparator and relativeTo belong to a pathPrefixes guard';
+  }
+  if (g.resolve && g.allowPrivate) return 'resolve: true refuses private addresses, which allowPrivate: true allows: choose one';
+  return undefined;
 }
 
 function refused(tool: CompiledTool, g: CompiledGuard, problem: string): GatewayError {

@@ -3,10 +3,12 @@ import type { ValidateFunction } from 'ajv';
 import type { Config } from '../config/schema.js';
 import { sha256Hex } from '../util/hash.js';
 import { parseJsonTemplate, parseTemplate } from '../util/template.js';
+import { urlTemplateProblem } from '../util/url-template.js';
 import type { FileProblem } from '../util/source.js';
 import { BUILTIN_NAMES } from '../adapters/builtin/index.js';
 import { compileMatch } from '../routing/match.js';
 import { compileGuard, guardKindProblem } from '../guards/index.js';
+import type { LookupAll } from '../guards/url.js';
 import { compileConfirm } from '../confirm/rule.js';
 import type { BackendFile, ToolFile } from './schema.js';
 import { compileValidator } from './lazy-validator.js';
@@ -20,11 +22,15 @@ export interface CompileContext {
   /** Shared validator factory for tool schemas; compiled schemas are evicted from its cache at once. */
   readonly ajv: Ajv2020;
   readonly lineOf: (pointer: string) => number | undefined;
+  /** The resolver of `resolve: true` URL guards (default: the system's). */
+  readonly lookup?: LookupAll;
 }
 
 const DEFAULT_MAX_RESULT_BYTES = 65536;
 const DEFAULT_CONCURRENCY = 64;
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+/** Headers that choose the host a request is for (virtual hosts, proxies): fixed values only, like the URL's host. */
+const HOST_HEADERS = new Set(['host', 'x-forwarded-host', 'forwarded']);
 
 /** Turns one validated tool file into a CompiledTool, or the problems that stop it. */
 export function compileTool(file: ToolFile, ctx: CompileContext): CompiledTool | FileProblem[] {
@@ -52,7 +58,7 @@ export function compileTool(file: ToolFile, ctx: CompileContext): CompiledTool |
     const kind = guardKindProblem(g);
     if (kind) return problem(`/guards/${i}`, kind), [];
     try {
-      return [compileGuard(g)];
+      return [compileGuard(g, ctx.lookup ? { lookup: ctx.lookup } : {})];
     } catch (e) {
       return problem(`/guards/${i}`, (e as Error).message), [];
     }
@@ -73,6 +79,9 @@ export function compileTool(file: ToolFile, ctx: CompileContext): CompiledTool |
     if (ids.has(b.id)) problem(`/backends/${i}/id`, `duplicate backend id '${b.id}'`);
     ids.add(b.id);
     const target = compileTarget(b, `/backends/${i}`, ctx, problem);
+    if (target?.kind === 'builtin' && target.name === 'fetch' && !guards.some((g) => g.arg === 'url' && g.url)) {
+      problem(`/backends/${i}/builtin`, "builtin fetch needs a URL guard on the argument 'url' (guards: [{ arg: url, urlHosts: [...] }])");
+    }
     if (target) {
       backends.push({
         id: b.id,
@@ -184,10 +193,16 @@ function compileTarget(
     problem(`${path}/http/url`, 'must be an absolute http(s) URL whose scheme and host are not templated');
     return undefined;
   }
+  const dots = urlTemplateProblem(url);
+  if (dots) problem(`${path}/http/url`, dots);
   const headers: [string, ReturnType<typeof parseTemplate>][] = [];
   for (const [name, value] of Object.entries(h.headers ?? {})) {
+    const tpl = parseTemplate(value);
     if (!HEADER_NAME.test(name)) problem(`${path}/http/headers/${name}`, 'not a valid header name');
-    headers.push([name.toLowerCase(), parseTemplate(value)]);
+    else if (HOST_HEADERS.has(name.toLowerCase()) && tpl.names.length > 0) {
+      problem(`${path}/http/headers/${name}`, `the ${name} header cannot be templated: like the URL's host, it chooses where the request goes`);
+    }
+    headers.push([name.toLowerCase(), tpl]);
   }
   return {
     kind: 'http',

@@ -8,6 +8,7 @@ import { expandEnv, type Env } from '../util/env.js';
 import { sha256Hex } from '../util/hash.js';
 import type { FileProblem } from '../util/source.js';
 import { compileTool } from './compile.js';
+import type { LookupAll } from '../guards/url.js';
 import { isMcpServerFile, loadMcpServerFile, type McpServerEntry } from './mcp-file.js';
 import { asParsedSource, parseShares, parseText, type ParseOutcome, type TextItem } from './parse-pool.js';
 import { providerNameOf } from './names.js';
@@ -23,6 +24,8 @@ export interface LoadContext {
   /** Grows with every `${env:...}` value substituted into a tool file. */
   readonly secrets: Set<string>;
   readonly defaults: Config['defaults'];
+  /** The resolver of `resolve: true` URL guards (default: the system's). */
+  readonly lookup?: LookupAll;
 }
 
 type FileResult = { tools: CompiledTool[]; problems: FileProblem[]; servers?: McpServerEntry[] };
@@ -53,6 +56,7 @@ function compileOutcome(item: TextItem, outcome: ParseOutcome, ctx: LoadContext)
     defaults: ctx.defaults,
     ajv: schemaAjv,
     lineOf: parsed.lineOf,
+    ...(ctx.lookup ? { lookup: ctx.lookup } : {}),
   });
   return Array.isArray(compiled) ? { tools: [], problems: compiled } : { tools: [compiled], problems: [] };
 }

@@ -45,7 +45,7 @@ const Backend = Obj({
   ),
   http: Type.Optional(HttpBackend),
   mcp: Type.Optional(Obj({ server: Type.String({ minLength: 1 }), tool: Type.String({ minLength: 1 }) })),
-  builtin: Type.Optional(Type.String({ minLength: 1, description: 'an in-process tool: echo, delay' })),
+  builtin: Type.Optional(Type.String({ minLength: 1, description: 'an in-process tool: echo, delay, fetch (GET of the url argument, on connections pinned to checked addresses)' })),
   probe: Type.Optional(
     Obj(
       {
@@ -71,10 +71,22 @@ const Guard = Obj(
   {
     arg: ArgPath,
     pathPrefixes: Type.Optional(Type.Array(Type.String({ minLength: 1 }), { minItems: 1, description: 'the path must stay under one of these' })),
+    percentDecoded: Type.Optional(
+      Type.Boolean({ description: "path guards: the upstream percent-decodes the value once; the decoded path is judged (default false: a '%' is refused)" }),
+    ),
+    backslashSeparator: Type.Optional(
+      Type.Boolean({ description: 'path guards: the upstream takes a backslash for a separator (Windows); default false: a backslash is refused' }),
+    ),
+    relativeTo: Type.Optional(
+      Type.String({ pattern: '^/', description: "path guards: the upstream's working directory, against which a relative path is judged (default /)" }),
+    ),
     deny: Type.Optional(Type.Array(Type.String({ minLength: 1 }), { minItems: 1, description: 'regular expressions (case-insensitive) the value must not match' })),
     readOnlySql: Type.Optional(Type.Literal(true, { description: 'the value must be one SELECT statement' })),
     urlHosts: Type.Optional(Type.Array(Type.String({ minLength: 1 }), { description: 'host globs a URL may name; [] with allowPrivate: false means any public host' })),
     allowPrivate: Type.Optional(Type.Boolean({ description: 'allow private, loopback and metadata addresses (default false)' })),
+    resolve: Type.Optional(
+      Type.Boolean({ description: "URL guards: resolve the host at call time and refuse it when any address is private or special (default false)" }),
+    ),
   },
   'one check on one argument, after schema validation and before the gate',
 );

@@ -8,6 +8,7 @@ import { loadConfig } from '../../src/config/load.js';
 import { MemoryStore } from '../../src/state/memory.js';
 import type { Env } from '../../src/util/env.js';
 import type { Rng } from '../../src/routing/select.js';
+import type { LookupAll } from '../../src/guards/url.js';
 
 export interface TestGateway {
   app: FastifyInstance;
@@ -40,6 +41,8 @@ export interface TestGatewayOptions {
   onBackendState?: (tool: string, backend: string, state: string) => void;
   /** Every MCP message in and out of the gateway's pool. */
   mcpTrace?: (server: string, direction: 'in' | 'out', message: unknown) => void;
+  /** The resolver of URL guards and builtin fetch (a real resolver against test/helpers/dns-server.ts). */
+  lookup?: LookupAll;
 }
 
 /** Two agent keys: `agent-1` sees every tool, `agent-2` only `debug.*` (the tests of who may see and call what). */
@@ -82,6 +85,7 @@ export async function startGateway(opts: TestGatewayOptions = {}): Promise<TestG
     ...(opts.now ? { now: opts.now, state: new MemoryStore(opts.now) } : {}),
     onBackendState,
     ...(opts.mcpTrace ? { mcpTrace: opts.mcpTrace } : {}),
+    ...(opts.lookup ? { lookup: opts.lookup } : {}),
   });
   await app.gw.mcp.settled(); // MCP servers of tools.d are imported in the background
   return {

@@ -189,7 +189,7 @@ describe('HTTP backend', () => {
       const body = JSON.stringify({ arguments: {} });
       const socket = connect(Number(new URL(address).port), '127.0.0.1');
       socket.on('error', () => undefined);
-      socket.write(`POST /v1/tools/slow.thing/call HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: ${body.length}\r\n\r\n${body}`);
+      socket.write(`POST /v1/tools/slow.thing/call HTTP/1.1\r\nhost: 127.0.0.1\r\ncontent-type: application/json\r\ncontent-length: ${body.length}\r\n\r\n${body}`);
       await until(() => up.seen.filter((s) => s.url === '/slow').length > before, 'the upstream to get the call');
       const started = Date.now();
       socket.destroy();
