@@ -8,26 +8,74 @@ export function sha256Hex(data: string | Uint8Array): string {
   return oneShot ? oneShot('sha256', data, 'hex') : crypto.createHash('sha256').update(data).digest('hex');
 }
 
-/** JSON with object keys sorted, so equal values hash equally whatever their key order. Hot path: plain loops, no intermediate arrays. */
+/**
+ * JSON with object keys sorted, so equal values hash equally whatever their key order. Iterative
+ * (an explicit stack: untrusted values may nest thousands of levels) and on the hot path: plain
+ * loops, parallel stacks instead of frame objects, a primitive written where it is met.
+ */
 export function canonicalJson(value: unknown): string {
   if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null';
-  if (Array.isArray(value)) {
-    let out = '[';
-    for (let i = 0; i < value.length; i++) out += (i === 0 ? '' : ',') + canonicalJson(value[i]);
-    return out + ']';
+  // Per open container: the container, its sorted keys (undefined for an array) and the next index.
+  const containers: object[] = [];
+  const keyLists: (string[] | undefined)[] = [];
+  const next: number[] = [];
+  let out = open(value, containers, keyLists, next);
+  while (containers.length > 0) {
+    const top = containers.length - 1;
+    const keys = keyLists[top];
+    const i = next[top] as number;
+    let v: unknown;
+    if (keys === undefined) {
+      const arr = containers[top] as unknown[];
+      if (i >= arr.length) {
+        out += ']';
+        pop(containers, keyLists, next);
+        continue;
+      }
+      if (i > 0) out += ',';
+      v = arr[i];
+      next[top] = i + 1;
+    } else {
+      if (i >= keys.length) {
+        out += '}';
+        pop(containers, keyLists, next);
+        continue;
+      }
+      const k = keys[i] as string;
+      out += (i > 0 ? ',' : '') + JSON.stringify(k) + ':';
+      v = (containers[top] as Record<string, unknown>)[k];
+      next[top] = i + 1;
+    }
+    out += v === null || typeof v !== 'object' ? (JSON.stringify(v) ?? 'null') : open(v, containers, keyLists, next);
   }
-  const obj = value as Record<string, unknown>;
-  const keys = Object.keys(obj);
+  return out;
+}
+
+/** Pushes a container on the stacks; returns its opening bracket. */
+function open(v: object, containers: object[], keyLists: (string[] | undefined)[], next: number[]): string {
+  containers.push(v);
+  next.push(0);
+  if (Array.isArray(v)) {
+    keyLists.push(undefined);
+    return '[';
+  }
+  const keys = Object.keys(v);
+  // Undefined values are left out (as JSON.stringify does): dropped here, in place.
+  let n = 0;
+  for (let j = 0; j < keys.length; j++) {
+    const k = keys[j] as string;
+    if ((v as Record<string, unknown>)[k] !== undefined) keys[n++] = k;
+  }
+  keys.length = n;
   sortKeys(keys);
-  let out = '{';
-  let first = true;
-  for (const k of keys) {
-    const v = obj[k];
-    if (v === undefined) continue;
-    out += (first ? '' : ',') + JSON.stringify(k) + ':' + canonicalJson(v);
-    first = false;
-  }
-  return out + '}';
+  keyLists.push(keys);
+  return '{';
+}
+
+function pop(containers: object[], keyLists: (string[] | undefined)[], next: number[]): void {
+  containers.pop();
+  keyLists.pop();
+  next.pop();
 }
 
 /** Sorts in place by UTF-16 code units, like the default sort; insertion sort for the few keys of an argument object (no temporary array). */
