@@ -108,6 +108,21 @@ describe('deeply nested arguments and replies', () => {
     }
   });
 
+  it('/mcp: any other message nested past 1,000 levels (a client\'s result, params) is an invalid request, not a parse crash', async () => {
+    const { session } = await rawMcpSession(base, 'none');
+    for (const body of [`{"jsonrpc":"2.0","id":5,"result":${deepArgs(100_000)}}`, `{"jsonrpc":"2.0","id":6,"method":"tools/list","params":${deepArgs(6_000)}}`]) {
+      const res = await fetch(`${base}/mcp`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-session-id': session, 'mcp-protocol-version': '2025-06-18' },
+        body,
+      });
+      expect(res.status).toBe(400);
+      const text = await res.text();
+      expect(JSON.parse(text)).toMatchObject({ jsonrpc: '2.0', error: { code: -32600, message: 'Invalid Request: the message nests deeper than 1000 levels' } });
+      expect(text).not.toContain('RangeError');
+    }
+  });
+
   it('arguments 50 levels deep still work, through the echo and back', async () => {
     const res = await gw.app.inject({ method: 'POST', url: '/v1/tools/deep.echo/call', headers: { 'content-type': 'application/json' }, payload: `{"arguments":${deepArgs(50)}}` });
     expect(res.statusCode).toBe(200);
