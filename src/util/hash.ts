@@ -1,4 +1,5 @@
 import * as crypto from 'node:crypto';
+import { isFlat } from './depth.js';
 
 type OneShot = (algorithm: string, data: string | Uint8Array, encoding: 'hex') => string;
 /** `crypto.hash` (Node ≥ 20.12): one call, no Hash object; about 4× cheaper for a small input. */
@@ -10,72 +11,95 @@ export function sha256Hex(data: string | Uint8Array): string {
 
 /**
  * JSON with object keys sorted, so equal values hash equally whatever their key order. Iterative
- * (an explicit stack: untrusted values may nest thousands of levels) and on the hot path: plain
- * loops, parallel stacks instead of frame objects, a primitive written where it is met.
+ * (an explicit stack: untrusted values may nest thousands of levels) and on the hot path: a flat
+ * object (most arguments) takes a plain loop; otherwise parallel stacks instead of frame objects.
  */
 export function canonicalJson(value: unknown): string {
   if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null';
-  // Per open container: the container, its sorted keys (undefined for an array) and the next index.
-  const containers: object[] = [];
-  const keyLists: (string[] | undefined)[] = [];
-  const next: number[] = [];
-  let out = open(value, containers, keyLists, next);
+  if (!Array.isArray(value) && isFlat(value)) return flatObject(value as Record<string, unknown>);
+  // Per open container: the container, its sorted keys (null for an array) and where it is. For an
+  // array that is the next index; for an object, the next key's index × 2, plus 1 once a member
+  // was written (members whose value is undefined are skipped, as JSON.stringify does). Pushes
+  // and pops are written out in place (helper calls cost about a tenth of the walk).
+  const containers: object[] = [value];
+  const keyLists: (string[] | null)[] = [];
+  const at: number[] = [0];
+  let out: string;
+  if (Array.isArray(value)) {
+    keyLists.push(null);
+    out = '[';
+  } else {
+    const keys = Object.keys(value);
+    sortKeys(keys);
+    keyLists.push(keys);
+    out = '{';
+  }
   while (containers.length > 0) {
     const top = containers.length - 1;
-    const keys = keyLists[top];
-    const i = next[top] as number;
+    const keys = keyLists[top] as string[] | null;
+    const i = at[top] as number;
     let v: unknown;
-    if (keys === undefined) {
+    if (keys === null) {
       const arr = containers[top] as unknown[];
       if (i >= arr.length) {
         out += ']';
-        pop(containers, keyLists, next);
+        containers.pop();
+        keyLists.pop();
+        at.pop();
         continue;
       }
       if (i > 0) out += ',';
       v = arr[i];
-      next[top] = i + 1;
+      at[top] = i + 1;
     } else {
-      if (i >= keys.length) {
+      const obj = containers[top] as Record<string, unknown>;
+      let k = i >> 1;
+      while (k < keys.length && obj[keys[k] as string] === undefined) k++;
+      if (k >= keys.length) {
         out += '}';
-        pop(containers, keyLists, next);
+        containers.pop();
+        keyLists.pop();
+        at.pop();
         continue;
       }
-      const k = keys[i] as string;
-      out += (i > 0 ? ',' : '') + JSON.stringify(k) + ':';
-      v = (containers[top] as Record<string, unknown>)[k];
-      next[top] = i + 1;
+      const key = keys[k] as string;
+      out += (i & 1 ? ',' : '') + JSON.stringify(key) + ':';
+      v = obj[key];
+      at[top] = ((k + 1) << 1) | 1;
     }
-    out += v === null || typeof v !== 'object' ? (JSON.stringify(v) ?? 'null') : open(v, containers, keyLists, next);
+    if (v === null || typeof v !== 'object') {
+      out += JSON.stringify(v) ?? 'null';
+      continue;
+    }
+    containers.push(v);
+    at.push(0);
+    if (Array.isArray(v)) {
+      keyLists.push(null);
+      out += '[';
+    } else {
+      const ks = Object.keys(v);
+      sortKeys(ks);
+      keyLists.push(ks);
+      out += '{';
+    }
   }
   return out;
 }
 
-/** Pushes a container on the stacks; returns its opening bracket. */
-function open(v: object, containers: object[], keyLists: (string[] | undefined)[], next: number[]): string {
-  containers.push(v);
-  next.push(0);
-  if (Array.isArray(v)) {
-    keyLists.push(undefined);
-    return '[';
-  }
-  const keys = Object.keys(v);
-  // Undefined values are left out (as JSON.stringify does): dropped here, in place.
-  let n = 0;
-  for (let j = 0; j < keys.length; j++) {
-    const k = keys[j] as string;
-    if ((v as Record<string, unknown>)[k] !== undefined) keys[n++] = k;
-  }
-  keys.length = n;
+/** An object whose members are all primitives. */
+function flatObject(obj: Record<string, unknown>): string {
+  const keys = Object.keys(obj);
   sortKeys(keys);
-  keyLists.push(keys);
-  return '{';
-}
-
-function pop(containers: object[], keyLists: (string[] | undefined)[], next: number[]): void {
-  containers.pop();
-  keyLists.pop();
-  next.pop();
+  let out = '{';
+  let first = true;
+  for (let i = 0; i < keys.length; i++) {
+    const k = keys[i] as string;
+    const v = obj[k];
+    if (v === undefined) continue;
+    out += (first ? '' : ',') + JSON.stringify(k) + ':' + (JSON.stringify(v) ?? 'null');
+    first = false;
+  }
+  return out + '}';
 }
 
 /** Sorts in place by UTF-16 code units, like the default sort; insertion sort for the few keys of an argument object (no temporary array). */

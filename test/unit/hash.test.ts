@@ -16,6 +16,8 @@ describe('canonicalJson', () => {
     expect(JSON.parse(canonicalJson(value))).toEqual(JSON.parse(JSON.stringify(value)));
     expect(canonicalJson({ y: 1, x: { q: 2, p: 3 } })).toBe(canonicalJson({ x: { p: 3, q: 2 }, y: 1 }));
     for (const p of [null, 1, 'x', true, undefined]) expect(canonicalJson(p)).toBe(JSON.stringify(p) ?? 'null');
+    expect(canonicalJson({ b: 1, a: undefined, c: 'x', d: null })).toBe('{"b":1,"c":"x","d":null}'); // a flat object: its own fast path
+    expect(canonicalJson([3, undefined, 'y'])).toBe('[3,null,"y"]');
     const many = Object.fromEntries(Array.from({ length: 40 }, (_, i) => [`k${(i * 7) % 40}`, i]));
     expect(Object.keys(JSON.parse(canonicalJson(many)) as object)).toEqual(Object.keys(many).sort());
   });
