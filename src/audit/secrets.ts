@@ -168,17 +168,17 @@ export function secretMatcher(secrets: ReadonlySet<string>): SecretMatcher {
  * Every form of one secret worth matching. Base64 of the secret inside a longer value (the
  * `user:secret` of Basic auth, a token's payload) depends on where the secret starts modulo 3:
  * for each of the three alignments, the characters fully determined by the secret's bytes are a
- * fixed string (the "core"); matching it masks all but at most 2 characters at either end,
- * which carry a few bits of the first and last byte.
+ * fixed string (the "core"); matching it masks all but at most one character at either end,
+ * which carries 2 or 4 bits of the secret's first or last byte.
  */
 export function secretForms(secret: string): string[] {
   const forms = new Set<string>([secret]);
-  const uri = encodeURIComponent(secret);
+  const uri = encoded(encodeURIComponent, secret);
   forms.add(uri);
   forms.add(uri.replace(/%[0-9A-F]{2}/g, (m) => m.toLowerCase()));
   forms.add(uri.replace(/%20/g, '+'));
   forms.add(new URLSearchParams([['', secret]]).toString().slice(1)); // application/x-www-form-urlencoded
-  forms.add(encodeURI(secret));
+  forms.add(encoded(encodeURI, secret));
   forms.add(JSON.stringify(secret).slice(1, -1));
   const bytes = Buffer.from(secret, 'utf8');
   const b64 = bytes.toString('base64');
@@ -196,6 +196,15 @@ export function secretForms(secret: string): string[] {
   }
   for (const decoded of decodedForms(secret)) forms.add(decoded);
   return [...forms].filter((f) => f.length >= MIN_SECRET_LENGTH);
+}
+
+/** `encode(s)`, or `s` when it holds a lone surrogate (which the URI encoders refuse). */
+function encoded(encode: (s: string) => string, s: string): string {
+  try {
+    return encode(s);
+  } catch {
+    return s;
+  }
 }
 
 /** The base64 characters that depend only on `bytes` when they start at byte `align` (0–2) of a 3-byte group. */
