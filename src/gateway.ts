@@ -118,7 +118,7 @@ export class Gateway extends EventEmitter<{ reload: [ReloadResult] }> {
     this.secrets = opts.loaded.secrets;
     this.keys = new KeyTable(config.auth);
     this.audit = opts.audit ?? createAuditSink(config, (msg, err) => this.warn(msg, err));
-    this.mcpPool = new McpPool([], opts.mcpTrace ? { trace: opts.mcpTrace } : {});
+    this.mcpPool = new McpPool([], { secrets: this.secrets, ...(opts.mcpTrace ? { trace: opts.mcpTrace } : {}) });
     this.adapters = { http: new HttpAdapter(), builtin: new BuiltinAdapter({ lookup: opts.lookup, maxResponseBytes: config.defaults.http.maxResponseBytes }), mcp: new McpAdapter(this.mcpPool) };
     this.loadCtx = { dir: config.tools.dir, env: opts.env, secrets: this.secrets, defaults: config.defaults, ...(opts.lookup ? { lookup: opts.lookup } : {}) };
     this.health = new HealthBook((tool, backend, state) => {

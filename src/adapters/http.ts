@@ -1,6 +1,7 @@
 import { Agent, type Dispatcher } from 'undici';
 import type { IncomingHttpHeaders } from 'node:http';
 import { GatewayError, type UpstreamFailure } from '../errors.js';
+import { secretMatcher } from '../audit/secrets.js';
 import { render, renderJson } from '../util/template.js';
 import { renderUrl } from '../util/url-template.js';
 import type { Cancel, CancelListener } from '../util/cancel.js';
@@ -12,6 +13,7 @@ const TRIM_BYTES = 1024;
 const NO_EFFECT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'UND_ERR_CONNECT_TIMEOUT', 'EHOSTUNREACH', 'ENETUNREACH']);
 const LINE_BREAK = /[\r\n\0]/;
 const JSON_MEDIA_TYPE = /[/+]json\b/i;
+const NO_SECRETS: ReadonlySet<string> = new Set();
 
 /** What an upstream answered: status, the headers the adapter reads, and the body (capped). */
 interface Answer {
@@ -61,13 +63,13 @@ export class HttpAdapter implements ToolAdapter {
     this.dispatcher.dispatch({ origin, path, method: t.method as Dispatcher.HttpMethod, headers, body }, exchange);
     const answer = await exchange.answer;
     const contentType = headerText(answer.headers['content-type']);
-    if (answer.status >= 400) throw statusError(answer);
+    if (answer.status >= 400) throw statusError(answer, req.secrets);
     if (JSON_MEDIA_TYPE.test(contentType)) {
       try {
         return { kind: 'json', data: answer.bytes.length === 0 ? null : JSON.parse(answer.bytes.toString('utf8')) };
       } catch {
         throw new GatewayError('UPSTREAM_ERROR', 'the upstream sent invalid JSON', {
-          details: [{ message: 'invalid JSON body', status: answer.status, body: trim(answer.bytes) }],
+          details: [{ message: 'invalid JSON body', status: answer.status, body: trim(answer.bytes, req.secrets) }],
           upstream: { transient: false, noEffect: false, status: answer.status },
         });
       }
@@ -180,12 +182,12 @@ function tooLarge(status: number, max: number): GatewayError {
   });
 }
 
-function trim(bytes: Buffer): string {
-  const text = bytes.subarray(0, TRIM_BYTES).toString('utf8');
-  return bytes.length > TRIM_BYTES ? `${text}…` : text;
+/** The body for error details: secrets masked in the whole body first, then cut (a cut must not leave a secret's prefix). */
+function trim(bytes: Buffer, secrets: ReadonlySet<string> | undefined): string {
+  return secretMatcher(secrets ?? NO_SECRETS).cut(bytes, TRIM_BYTES);
 }
 
-function statusError(answer: Answer): GatewayError {
+function statusError(answer: Answer, secrets: ReadonlySet<string> | undefined): GatewayError {
   const { status, bytes } = answer;
   const auth = status === 401 || status === 403;
   const upstream: UpstreamFailure = {
@@ -196,7 +198,7 @@ function statusError(answer: Answer): GatewayError {
     ...retryAfter(answer.headers['retry-after']),
   };
   return new GatewayError('UPSTREAM_ERROR', `the upstream answered ${status}`, {
-    details: [{ message: `upstream status ${status}`, status, body: trim(bytes) }],
+    details: [{ message: `upstream status ${status}`, status, body: trim(bytes, secrets) }],
     upstream,
   });
 }

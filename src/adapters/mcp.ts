@@ -1,11 +1,14 @@
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { GatewayError } from '../errors.js';
 import { isMcpPoolError, type McpPool, type McpPoolError } from '../mcp/pool.js';
+import { TOOL_ERROR_TEXT_MAX, toolErrorText } from '../mcp/results.js';
+import { secretMatcher } from '../audit/secrets.js';
 import type { McpTarget } from '../tools/types.js';
 import type { Cancel } from '../util/cancel.js';
 import type { AdapterRequest, ContentBlock, ToolAdapter, ToolResult, UpstreamPayload } from './types.js';
 
 const MODEL_TEXT_MAX = 1000;
+const NO_SECRETS: ReadonlySet<string> = new Set();
 
 /**
  * The pool gets the call's deadline a little early, so that its own verdict (UNAVAILABLE with
@@ -38,7 +41,7 @@ export class McpAdapter implements ToolAdapter {
       return { kind: 'result', result: toToolResult(result) };
     } catch (err) {
       if (!isMcpPoolError(err)) throw err;
-      throw toGatewayError(err, req.cancel);
+      throw toGatewayError(err, req.cancel, req.secrets);
     }
   }
 }
@@ -51,7 +54,7 @@ function toToolResult(result: CallToolResult): ToolResult {
 }
 
 /** The pool's error kinds as catalogue errors; `upstream` tells the attempt loop what may happen next. */
-function toGatewayError(err: McpPoolError, cancel: Cancel): Error {
+function toGatewayError(err: McpPoolError, cancel: Cancel, secrets: ReadonlySet<string> | undefined): Error {
   const { server, tool } = err.details;
   const where = `MCP server '${server}'${tool ? ` (tool '${tool}')` : ''}`;
   switch (err.kind) {
@@ -69,13 +72,18 @@ function toGatewayError(err: McpPoolError, cancel: Cancel): Error {
         cause: err,
       });
     }
-    case 'tool_error':
-      return new GatewayError('UPSTREAM_ERROR', `${where} reported an error: ${err.message}`, {
-        modelMessage: `The tool reported an error: ${trim(err.message)}`,
-        details: [{ message: err.message, server, ...(tool ? { tool } : {}) }],
+    case 'tool_error': {
+      // The tool's whole text, masked before it is cut (a cut must not leave a secret's prefix).
+      const full = (err.details.result && toolErrorText(err.details.result)) || err.message;
+      const mask = secretMatcher(secrets ?? NO_SECRETS);
+      const message = mask.cut(full, TOOL_ERROR_TEXT_MAX);
+      return new GatewayError('UPSTREAM_ERROR', `${where} reported an error: ${message}`, {
+        modelMessage: `The tool reported an error: ${mask.cut(full, MODEL_TEXT_MAX)}`,
+        details: [{ message, server, ...(tool ? { tool } : {}) }],
         upstream: { transient: false, noEffect: false },
         cause: err,
       });
+    }
     case 'protocol':
       return new GatewayError('UPSTREAM_ERROR', `${where} failed: ${err.message}`, {
         details: [{ message: err.message, server, ...(err.details.mcpCode !== undefined ? { mcpCode: err.details.mcpCode } : {}) }],
@@ -85,6 +93,3 @@ function toGatewayError(err: McpPoolError, cancel: Cancel): Error {
   }
 }
 
-function trim(text: string): string {
-  return text.length > MODEL_TEXT_MAX ? `${text.slice(0, MODEL_TEXT_MAX)}…` : text;
-}

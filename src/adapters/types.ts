@@ -31,6 +31,8 @@ export interface AdapterRequest {
   readonly onProgress?: ((p: ProgressNote) => void) | undefined;
   /** W3C trace context of this attempt (`traceparent`, maybe `tracestate`) for the upstream; set only when tracing is on. */
   readonly trace?: Readonly<Record<string, string>> | undefined;
+  /** The secret values: upstream text the adapter cuts (error bodies) is masked before the cut. */
+  readonly secrets?: ReadonlySet<string> | undefined;
 }
 
 /** One progress notice from an upstream. */

@@ -1,4 +1,9 @@
-export const REDACTED = '[REDACTED]';
+import { MAX_NESTING, nestsDeeperThan } from '../util/depth.js';
+import { REDACTED, secretMatcher, type SecretMatcher } from './secrets.js';
+
+export { REDACTED };
+/** What a copy for the audit log or a log line holds instead of a value nested deeper than MAX_NESTING. */
+export const TOO_DEEP = '[TOO DEEP]';
 const INDEX = /^\d+$/;
 
 /** A redaction path like `apiKey`, `auth.token` or `*.password`: `*` stands for any one key or index. */
@@ -8,7 +13,7 @@ export function parseRedactPaths(paths: readonly string[]): RedactPath[] {
   return paths.map((p) => p.replace(/^\//, '').split(/[./]/).filter((s) => s !== ''));
 }
 
-/** A copy of `value` with the given paths replaced and every secret value masked. */
+/** A copy of `value` with the given paths replaced and every secret value masked (nesting past MAX_NESTING cut). */
 export function redact(value: unknown, paths: readonly RedactPath[], secrets: ReadonlySet<string>): unknown {
   let out = scrubSecrets(value, secrets);
   for (const p of paths) out = redactPath(out, p, 0);
@@ -35,27 +40,28 @@ function redactPath(value: unknown, path: RedactPath, i: number): unknown {
   return copy ?? value;
 }
 
-/** Masks every occurrence of a secret (a value that came from `${env:...}`) inside strings. */
+/**
+ * Masks every form of every secret (a value that came from `${env:...}`: raw, URL-encoded,
+ * base64…) inside strings. The result nests at most MAX_NESTING levels (deeper values become
+ * TOO_DEEP), so it can always be serialised; it is `value` itself when there was nothing to do.
+ */
 export function scrubSecrets<T>(value: T, secrets: ReadonlySet<string>): T {
-  if (secrets.size === 0) return value;
-  if (typeof value === 'string') return scrubText(value, secrets) as T;
-  if (Array.isArray(value)) return value.map((v: unknown) => scrubSecrets(v, secrets)) as T;
-  if (value instanceof Error) {
-    return { type: value.name, message: scrubText(value.message, secrets), stack: scrubText(value.stack ?? '', secrets) } as T;
-  }
-  if (value !== null && typeof value === 'object') {
-    const out: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(value)) out[k] = scrubSecrets(v, secrets);
-    return out as T;
-  }
-  return value;
+  const matcher = secretMatcher(secrets);
+  if (matcher.empty && !nestsDeeperThan(value, MAX_NESTING)) return value;
+  return scrubValue(value, matcher, 0) as T;
+}
+
+function scrubValue(value: unknown, m: SecretMatcher, depth: number): unknown {
+  if (typeof value === 'string') return m.mask(value);
+  if (value === null || typeof value !== 'object') return value;
+  if (depth >= MAX_NESTING) return TOO_DEEP;
+  if (Array.isArray(value)) return value.map((v: unknown) => scrubValue(v, m, depth + 1));
+  if (value instanceof Error) return { type: value.name, message: m.mask(value.message), stack: m.mask(value.stack ?? '') };
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(value)) out[k] = scrubValue(v, m, depth + 1);
+  return out;
 }
 
 export function scrubText(text: string, secrets: ReadonlySet<string>): string {
-  let out = text;
-  for (const s of secrets) {
-    // Very short values (e.g. "1", "true") would mask ordinary text; they are not secrets.
-    if (s.length >= 6 && out.includes(s)) out = out.split(s).join(REDACTED);
-  }
-  return out;
+  return secretMatcher(secrets).mask(text);
 }

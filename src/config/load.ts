@@ -5,6 +5,7 @@ import { expandEnv, type Env } from '../util/env.js';
 import { parseSource, SourceError, type FileProblem } from '../util/source.js';
 import { deepFreeze } from '../util/freeze.js';
 import { configuredOrigin, ownOrigins } from '../plugins/origin.js';
+import { SecretSet } from '../audit/secrets.js';
 
 export const DEFAULT_CONFIG_FILE = 'config/gateway.yaml';
 
@@ -12,9 +13,10 @@ export interface LoadedConfig {
   readonly config: Config;
   /**
    * Every non-empty value that came from `${env:...}`: redacted wherever it would be written.
-   * One live set: tool files loaded later add theirs, and the logger sees them.
+   * One live set: tool files loaded later add theirs, and the logger sees them (a SecretSet
+   * counts its changes, so the matchers of secret forms are rebuilt only when it grows).
    */
-  readonly secrets: Set<string>;
+  readonly secrets: SecretSet;
   readonly file: string | undefined;
   readonly warnings: readonly string[];
 }
@@ -46,7 +48,7 @@ export function loadConfig(opts: { file?: string; env: Env }): LoadedConfig {
   } else if (explicit !== undefined) {
     throw new ConfigError([{ file, path: '', message: 'config file not found' }]);
   }
-  const secrets = new Set<string>();
+  const secrets = new SecretSet();
   const expanded = expandEnv(raw, opts.env, secrets);
   const withEnv = applyEnvOverrides(expanded, opts.env);
   if (!validate(withEnv)) {

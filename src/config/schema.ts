@@ -105,6 +105,8 @@ export const ConfigSchema = Type.Object(
         ),
         batchMaxCalls: Type.Integer({ minimum: 1, maximum: 1000, default: 64, description: 'tool calls in one POST /v1/calls' }),
         batchConcurrency: Type.Integer({ minimum: 1, maximum: 64, default: 8, description: 'calls of one batch running at once' }),
+        maxArgumentDepth: Type.Integer({ minimum: 1, maximum: 1000, default: 64, description: 'nesting levels of objects and arrays a call\'s arguments may have (deeper: 422 INVALID_ARGUMENTS)' }),
+        maxResultDepth: Type.Integer({ minimum: 1, maximum: 1000, default: 512, description: 'nesting levels an upstream reply may have (deeper: 502 UPSTREAM_ERROR, not retried)' }),
       },
       { additionalProperties: false, default: {} },
     ),

@@ -107,6 +107,20 @@ export class Confirmations {
     await this.pending();
   }
 
+  /**
+   * Whether the confirmation is within the key's tool scope. Outside it, a confirmation does not
+   * exist for that key: reads and decisions answer 404, as for an unknown id.
+   */
+  inScope(reader: Caller, conf: Confirmation): boolean {
+    return reader.toolPatterns.some((re) => re.test(conf.tool));
+  }
+
+  /** One confirmation as `reader` may see it: undefined when unknown or outside its tool scope. */
+  async getFor(id: string, reader: Caller): Promise<Confirmation | undefined> {
+    const conf = await this.get(id);
+    return conf && this.inScope(reader, conf) ? conf : undefined;
+  }
+
   mayDecide(approver: Caller, conf: Confirmation): string | undefined {
     if (!approver.roles.has('approver')) return 'only keys with the approver role decide confirmations';
     if (this.fourEyes && this.config.fourEyes && approver.id === conf.caller) return 'four-eyes: the caller cannot approve its own call';
@@ -114,10 +128,10 @@ export class Confirmations {
     return undefined;
   }
 
-  /** Decides once: 404 unknown, 410 expired, 403 not allowed, 409 already decided. */
+  /** Decides once: 404 unknown (or outside the approver's tool scope), 410 expired, 403 not allowed, 409 already decided. */
   async decide(id: string, approver: Caller, decision: Decision, note?: string): Promise<Confirmation> {
-    const conf = await this.get(id);
-    if (!conf) throw new GatewayError('NOT_FOUND', `no confirmation '${id}'`);
+    const conf = await this.getFor(id, approver);
+    if (!conf) throw notFound(id);
     if (conf.status === 'expired') throw expired(conf);
     const refused = this.mayDecide(approver, conf);
     if (refused) throw new GatewayError('FORBIDDEN', refused);
@@ -173,6 +187,10 @@ export class Confirmations {
     const raw = await this.store.get(this.key(conf.id));
     return raw === undefined ? done : (JSON.parse(raw) as Confirmation);
   }
+}
+
+export function notFound(id: string): GatewayError {
+  return new GatewayError('NOT_FOUND', `no confirmation '${id}'`);
 }
 
 function expired(conf: Confirmation): GatewayError {

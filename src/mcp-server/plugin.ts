@@ -8,6 +8,7 @@ import { buildMcpServer } from './server.js';
 import { McpSessions } from './sessions.js';
 import { answerFastCall, asFastCall, cancelFastCall } from './fast-call.js';
 import { LegacySse } from './legacy-sse.js';
+import { MAX_NESTING, nestsDeeperThan } from '../util/depth.js';
 
 const LIMITS = { perCaller: 32, idleMs: 30 * 60 * 1000 };
 
@@ -35,6 +36,17 @@ function parseBody(req: FastifyRequest): Parsed | undefined {
   } catch {
     return undefined;
   }
+}
+
+/**
+ * A message the MCP SDK would overflow its stack reading (its schemas recurse into results and
+ * params): refused as an invalid request. A tools/call is not: its arguments go to the pipeline,
+ * whose depth limit answers with a tool error and an audit record.
+ */
+function tooDeep(msg: unknown): boolean {
+  if (Array.isArray(msg)) return msg.some(tooDeep);
+  const isCall = msg !== null && typeof msg === 'object' && (msg as Record<string, unknown>)['method'] === 'tools/call';
+  return !isCall && nestsDeeperThan(msg, MAX_NESTING);
 }
 
 function isJsonContent(type: string | undefined): boolean {
@@ -74,11 +86,12 @@ export async function mcpServerRoutes(app: FastifyInstance, opts: { gw: Gateway 
 
   const handle = async (req: FastifyRequest, reply: FastifyReply) => {
     const id = req.headers['mcp-session-id'];
+    const parsed = parseBody(req);
+    if (parsed && tooDeep(parsed.value)) return reply.send(jsonRpcError(400, -32600, `Invalid Request: the message nests deeper than ${MAX_NESTING} levels`));
     let response: Response;
     if (typeof id === 'string') {
       const session = sessions.get(id, req.caller);
       if (!session) return reply.send(jsonRpcError(404, -32001, 'Session not found'));
-      const parsed = parseBody(req);
       if (parsed && fastCalls) {
         const call = asFastCall(req, parsed.value);
         if (call) return answerFastCall(deps, session, call, req, reply);
@@ -93,7 +106,7 @@ export async function mcpServerRoutes(app: FastifyInstance, opts: { gw: Gateway 
     } else if (req.method === 'POST') {
       const { transport, settle } = await sessions.open(req.caller);
       try {
-        response = await handOver(transport, req, parseBody(req));
+        response = await handOver(transport, req, parsed);
       } finally {
         await settle(); // also when the request was refused before the SDK saw it
       }

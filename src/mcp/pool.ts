@@ -174,6 +174,7 @@ function resolveOptions(options: McpPoolOptions): ResolvedPoolOptions {
     backoff: { ...DEFAULT_BACKOFF, ...options.backoff },
     killGraceMs: options.killGraceMs ?? 2000,
     stderrTailBytes: options.stderrTailBytes ?? 8192,
+    secrets: options.secrets ?? new Set(),
     ...(options.trace ? { trace: options.trace } : {}),
   };
 }

@@ -15,6 +15,7 @@ import { ProcessGroupStdioTransport } from './stdio-transport.js';
 import { hasContent, toolError } from './results.js';
 import { createTransport } from './transports.js';
 import type { McpCallOptions, ResolvedPoolOptions } from './types.js';
+import { secretMatcher } from '../audit/secrets.js';
 
 /** What a session tells its supervisor. */
 export interface SessionHooks {
@@ -241,7 +242,7 @@ export class McpSession {
       if (exit?.signal) parts.push(`server process killed by ${exit.signal}`);
       else if (exit?.code !== null && exit?.code !== undefined) parts.push(`server process exited with code ${exit.code}`);
       const lastLine = inner.stderrTail.trim().split('\n').pop();
-      if (lastLine) parts.push(`last stderr line: ${lastLine.slice(0, 300)}`);
+      if (lastLine) parts.push(`last stderr line: ${secretMatcher(this.options.secrets).cut(lastLine, 300)}`);
     } else {
       parts.push('connection closed');
     }

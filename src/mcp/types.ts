@@ -82,6 +82,8 @@ export interface McpPoolOptions {
   stderrTailBytes?: number;
   /** Sees every JSON-RPC message (debug logging, tests). */
   trace?: (server: string, ...rest: Parameters<McpTraceFn>) => void;
+  /** Secret values (a live set): a server's stderr quoted in an error is masked before it is cut. */
+  secrets?: ReadonlySet<string>;
 }
 
 /** McpPoolOptions with every default applied. */

@@ -47,6 +47,8 @@ export interface ExecuteDeps {
   tracing?: Tracing | undefined;
   traceContext?: Context | undefined;
   onClientGone?: ClientGone | undefined;
+  /** The secret values, for adapters that cut upstream text (they mask it first). */
+  secrets?: ReadonlySet<string> | undefined;
 }
 
 /** A running call as its watchers see it: `stop` ends it with a reason (the first one wins). */
@@ -190,7 +192,7 @@ class Run implements RunningCall, Settle<Execution>, Attempt<UpstreamPayload> {
     const own = limit === undefined ? undefined : this.cancel.child(limit, () => tryTimeoutError(backend, limit));
     const cancel = own ? own.cancel : this.cancel;
     try {
-      return await deps.adapters[backend.target.kind].call({ tool, backend, args: this.args, cancel, deadline: this.deadline, requestId: deps.requestId, onProgress: deps.onProgress, trace: this.span?.headers() });
+      return await deps.adapters[backend.target.kind].call({ tool, backend, args: this.args, cancel, deadline: this.deadline, requestId: deps.requestId, onProgress: deps.onProgress, trace: this.span?.headers(), secrets: deps.secrets });
     } catch (e) {
       // A try's own limit passed while the call has time left: a TIMEOUT the attempt loop may retry.
       if (cancel.aborted && !this.cancel.aborted && cancel.reason) throw cancel.reason;

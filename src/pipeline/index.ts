@@ -17,7 +17,8 @@ import { fallbackFor } from './fallback.js';
 import { Idempotency } from './idempotency.js';
 import { checkLoop } from './loop-guard.js';
 import { checkRateLimits } from './rate-limit.js';
-import { capResultInfo, shapeResult } from './normalize.js';
+import { capResultInfo, normalizeResult } from './normalize.js';
+import { secretMatcher } from '../audit/secrets.js';
 import { resolveTool } from './resolve.js';
 import { validateArguments } from './validate.js';
 import { reportCall, scrubError } from './report.js';
@@ -166,7 +167,7 @@ export class CallPipeline {
     let inBackground = false;
     try {
       const tool = (run.tool = resolveTool(this.deps.registry(), req.toolName, req.caller));
-      const checked = validateArguments(tool, req.args);
+      const checked = validateArguments(tool, req.args, this.deps.limits.maxArgumentDepth);
       const args = tool.guards.length === 0 ? checked : await applyGuards(tool, checked);
       // An approved call was counted when it was asked for; a fallback counts as its first call.
       if (!req.approval && fallbackDepth === 0 && (this.deps.limits.rateLimit || tool.rateLimit)) await checkRateLimits(this.deps.state, { caller: this.deps.limits.rateLimit, tool: tool.rateLimit }, { caller, tool: tool.name }, this.deps.onWarning);
@@ -314,10 +315,11 @@ export class CallPipeline {
           onProgress: req.onProgress,
           traceContext: req.traceContext,
           route: { caller: req.caller.id, headers: req.headers ?? EMPTY_HEADERS },
+          secrets: this.deps.secrets,
         },
         trail,
       );
-      const full = shapeResult(tool, run.payload);
+      const full = normalizeResult(tool, run.payload, { maxDepth: this.deps.limits.maxResultDepth, secrets: secretMatcher(this.deps.secrets) });
       const { result, shownBytes } = capResultInfo(full, tool.result.maxBytes);
       this.remember(tool, args, result);
       return { result, usedBackend: run.backend.id, fallback: undefined, ...(result !== full ? { full, shownBytes } : { shownBytes }) };

@@ -1,16 +1,54 @@
-import { GatewayError } from '../errors.js';
+import { GatewayError, isGatewayError } from '../errors.js';
 import { describeAjvError } from '../util/ajv.js';
+import { nestsDeeperThan } from '../util/depth.js';
 import { pointerSegments } from '../util/source.js';
 import { render } from '../util/template.js';
+import type { SecretMatcher } from '../audit/secrets.js';
 import type { ContentBlock, ToolResult, UpstreamPayload } from '../adapters/types.js';
 import type { CompiledTool } from '../tools/types.js';
 
 /**
- * Stage: an upstream payload becomes the ToolResult the model sees: outputSchema checked,
- * `result.pick` applied, `result.text` rendered, and the whole capped at `result.maxBytes`.
+ * Stage: an upstream payload becomes the ToolResult the model sees: its nesting bounded,
+ * outputSchema checked, `result.pick` applied, `result.text` rendered and every secret masked,
+ * all before `capResultInfo` cuts it to `result.maxBytes` (so no prefix of a secret survives
+ * the cut). The upstream has run by now: a reply it cannot take is UPSTREAM_ERROR, never
+ * retried (`transient: false`), never an internal error.
  */
-export function normalizeResult(tool: CompiledTool, payload: UpstreamPayload): ToolResult {
-  return capResult(shapeResult(tool, payload), tool.result.maxBytes);
+export function normalizeResult(tool: CompiledTool, payload: UpstreamPayload, opts: { maxDepth: number; secrets: SecretMatcher }): ToolResult {
+  try {
+    if (replyNestsDeeperThan(payload, opts.maxDepth)) throw replyError(`the upstream's reply nests deeper than ${opts.maxDepth} levels (limits.maxResultDepth)`);
+    return maskResult(shapeResult(tool, payload), opts.secrets);
+  } catch (e) {
+    if (isGatewayError(e)) throw e;
+    throw replyError(`the upstream's reply could not be processed (${e instanceof Error ? e.name : 'error'})`);
+  }
+}
+
+function replyNestsDeeperThan(payload: UpstreamPayload, max: number): boolean {
+  if (payload.kind === 'text') return false;
+  if (payload.kind === 'json') return nestsDeeperThan(payload.data, max);
+  // The result object and its content array are the gateway's shape: the limit applies to what they hold.
+  const r = payload.result;
+  return nestsDeeperThan(r.content, max + 1) || nestsDeeperThan(r.structuredContent, max);
+}
+
+function replyError(message: string): GatewayError {
+  return new GatewayError('UPSTREAM_ERROR', message, {
+    modelMessage: 'The tool ran, but its reply could not be read. Do not call it again with the same arguments; check whether it took effect.',
+    details: [{ message }],
+    upstream: { transient: false, noEffect: false },
+  });
+}
+
+/** The result with every secret form masked in its strings; the same object when none occurs. */
+export function maskResult(result: ToolResult, secrets: SecretMatcher): ToolResult {
+  if (secrets.empty) return result;
+  const content = secrets.maskDeep(result.content);
+  const structured = result.structuredContent === undefined ? undefined : secrets.maskDeep(result.structuredContent);
+  if (content === result.content && structured === result.structuredContent) return result;
+  const out: ToolResult = { content, isError: result.isError };
+  if (structured !== undefined) out.structuredContent = structured;
+  return out;
 }
 
 /** The whole result, before the cap: outputSchema checked, `pick` and `text` applied. */

@@ -4,8 +4,18 @@ import { closeNames } from '../tools/names.js';
 import type { Registry } from '../tools/registry.js';
 import type { CompiledTool } from '../tools/types.js';
 
-/** Stage: the tool the caller named, visible to it and (unless looking only) neither deprecated nor held. */
+/**
+ * Stage: the tool the caller named, visible to it and (unless looking only) neither deprecated
+ * nor held, for a caller with the `agent` role: only agents call tools (an approver's key sees
+ * tools, to judge what it approves, but cannot run them). The role is checked first, so a key
+ * without it learns nothing of the tool's names.
+ */
 export function resolveTool(registry: Registry, name: string, caller: Caller, opts: { lookOnly?: boolean } = {}): CompiledTool {
+  if (!opts.lookOnly && !caller.roles.has('agent')) {
+    throw new GatewayError('FORBIDDEN', `caller '${caller.id}' may not call tools: that needs the 'agent' role`, {
+      modelMessage: 'This key may not call tools (it lacks the agent role). Do not retry; ask the user for an agent key.',
+    });
+  }
   const tool = registry.get(name);
   if (!tool) {
     const visible = registry.tools.filter((t) => canSee(caller, t)).map((t) => t.name);

@@ -1,11 +1,19 @@
 import { GatewayError, type ErrorDetail } from '../errors.js';
 import { describeAjvError } from '../util/ajv.js';
+import { nestsDeeperThan } from '../util/depth.js';
 import type { CompiledTool } from '../tools/types.js';
 
-/** Stage: the arguments match the tool's inputSchema (validator compiled at load time). */
-export function validateArguments(tool: CompiledTool, args: unknown): Record<string, unknown> {
+/**
+ * Stage: the arguments are an object nested at most `maxDepth` levels (checked first, without
+ * recursion: everything after it may walk them) and match the tool's inputSchema (validator
+ * compiled at load time). Every entry path (REST, batch entries, /mcp, /sse) comes through here.
+ */
+export function validateArguments(tool: CompiledTool, args: unknown, maxDepth: number): Record<string, unknown> {
   if (args === null || typeof args !== 'object' || Array.isArray(args)) {
     throw invalid(tool, [{ path: '/', message: 'arguments must be a JSON object' }]);
+  }
+  if (nestsDeeperThan(args, maxDepth)) {
+    throw invalid(tool, [{ path: '/', message: `arguments nest deeper than ${maxDepth} levels of objects and arrays (limits.maxArgumentDepth)` }]);
   }
   if (!tool.validateArgs(args)) {
     const details = (tool.validateArgs.errors ?? []).map((e) => {

@@ -13,9 +13,13 @@ const PageQuery = Type.Object({
 });
 type P = { Params: Static<typeof Params> };
 
-/** The caller that made a call reads it; approvers and admins read any. */
+/**
+ * The caller that made a call reads it (its record, events, kept result); admins read any. An
+ * approver decides from the confirmation and gets the approved call's result from its approval:
+ * another caller's calls are not its to read.
+ */
 function mayRead(req: FastifyRequest, caller: string): boolean {
-  return caller === req.caller.id || req.caller.roles.has('approver') || req.caller.roles.has('admin');
+  return caller === req.caller.id || req.caller.roles.has('admin');
 }
 
 /**

@@ -1,9 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import { Type, type Static } from '@sinclair/typebox';
 import type { Gateway } from '../gateway.js';
-import { GatewayError } from '../errors.js';
 import { runApproved } from '../confirm/run.js';
-import type { Confirmation } from '../confirm/service.js';
+import { notFound, type Confirmation } from '../confirm/service.js';
 import { CallResponse, errorResponses } from './schemas.js';
 
 const IdParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 128 }) });
@@ -46,8 +45,9 @@ export async function confirmationRoutes(app: FastifyInstance, opts: { gw: Gatew
     '/v1/confirmations/:id',
     { config: { role: 'approver' }, schema: { summary: 'One confirmation', tags, params: IdParams, response: errorResponses(401, 403, 404) } },
     async (req) => {
-      const c = await gw.confirmations.get(req.params.id);
-      if (!c) throw new GatewayError('NOT_FOUND', `no confirmation '${req.params.id}'`);
+      // Outside the key's tool scope a confirmation is not shown, nor is its existence.
+      const c = await gw.confirmations.getFor(req.params.id, req.caller);
+      if (!c) throw notFound(req.params.id);
       return view(c);
     },
   );

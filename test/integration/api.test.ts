@@ -20,7 +20,7 @@ describe('REST API', () => {
           keys: [
             { id: 'agent-1', key: '${env:AGENT_KEY}', roles: ['agent'] },
             { id: 'weather-bot', key: WEATHER_ONLY, roles: ['agent'], tools: ['weather.*'] },
-            { id: 'ops', sha256: sha(OPS), roles: ['approver', 'admin'] },
+            { id: 'ops', sha256: sha(OPS), roles: ['agent', 'approver', 'admin'] }, // calling a tool needs 'agent', admin or not
           ],
         },
       },

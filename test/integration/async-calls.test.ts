@@ -124,7 +124,7 @@ describe('long-running calls, events, cancel and large results', () => {
     expect(bad.json().error.code).toBe('INVALID_ARGUMENTS');
   });
 
-  it('the timeout still applies in the background, and only the caller (or approvers, admins) can read the call', async () => {
+  it('the timeout still applies in the background, and only the caller (or an admin) can read the call', async () => {
     const { callId } = (await gw.call('jobs.short', { ms: 3000 }, { key: AGENT })).json() as { callId: string };
     await untilAsync(async () => (await record(callId)).status === 'error', 'the timeout');
     const rec = await record(callId);

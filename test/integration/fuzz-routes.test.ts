@@ -77,8 +77,7 @@ const BAD_QUERIES = [
 const deepArgs = (n: number) => `{"arguments":${nested(n, '{"a":', '}')}}`;
 const BODIES: readonly (string | undefined)[] = [
   undefined, '', '{bad', '{"a":', 'null', '[]', '123', '-0', '"str"', 'true', '{}', '\u0000', '{"a":"\u0000"}',
-  // Arguments 6,000 deep (issue 21 item 7: the recursive canonicalJson answers 500) belong here once that fix is merged.
-  nested(1000, '[', ']'), nested(1000, '{"a":', '}'), deepArgs(1000),
+  nested(1000, '[', ']'), nested(1000, '{"a":', '}'), deepArgs(1000), deepArgs(6000), nested(6000, '[', ']'),
   `{"arguments":{"message":"${'x'.repeat(BODY_LIMIT - 40)}"}}`, `{"arguments":{"message":"${'x'.repeat(BODY_LIMIT + 10)}"}}`,
   '{"arguments":{"message":"\\u0000\\ud800\\uffff😀\u202e"}}', '{"arguments":{"\\u0000":1,"":2}}',
   '{"__proto__":{"polluted":1}}', '{"arguments":{"__proto__":{"polluted":1}}}', '{"constructor":{"prototype":{"polluted":1}}}',
