@@ -44,7 +44,11 @@ function parseBody(req: FastifyRequest): Parsed | undefined {
  * whose depth limit answers with a tool error and an audit record.
  */
 function tooDeep(msg: unknown): boolean {
-  if (Array.isArray(msg)) return msg.some(tooDeep);
+  if (Array.isArray(msg)) return msg.some(tooDeepMessage); // a batch: one level of array, its messages judged alone
+  return tooDeepMessage(msg);
+}
+
+function tooDeepMessage(msg: unknown): boolean {
   const isCall = msg !== null && typeof msg === 'object' && (msg as Record<string, unknown>)['method'] === 'tools/call';
   return !isCall && nestsDeeperThan(msg, MAX_NESTING);
 }
