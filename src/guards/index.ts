@@ -3,7 +3,7 @@ import type { GuardFile } from '../tools/schema.js';
 import type { CompiledTool } from '../tools/types.js';
 import { argAt, argSegments, withArgAt } from '../util/args.js';
 import { pathAllowed } from './path.js';
-import { readOnlySqlProblem } from './sql.js';
+import { compileReadOnlySql } from './sql/index.js';
 import { urlProblem } from './url.js';
 
 /**
@@ -23,6 +23,8 @@ export interface CompiledGuard {
   /** What is allowed, told to the model when it is refused. */
   readonly allowed: string;
 }
+
+export { GuardConfigError } from './sql/index.js';
 
 export const allow = (value: unknown): GuardVerdict => ({ ok: true, value });
 export const refuse = (problem: string): GuardVerdict => ({ ok: false, problem });
@@ -51,8 +53,9 @@ export function compileGuard(g: GuardFile): CompiledGuard {
       },
     };
   }
-  if (g.readOnlySql) {
-    return { ...base, allowed: 'a single read-only SELECT statement', check: (v) => verdictOf(v, typeof v === 'string' ? readOnlySqlProblem(v) : 'not a SQL string') };
+  if (g.readOnlySql !== undefined) {
+    const sql = compileReadOnlySql(g.readOnlySql);
+    return { ...base, allowed: sql.allowed, check: async (v) => verdictOf(v, await sql.check(v)) };
   }
   const hosts = g.urlHosts;
   const allowPrivate = g.allowPrivate ?? false;
