@@ -89,7 +89,7 @@ describe('readOnlySql on a real PostgreSQL', () => {
     expect(await one<number>(sql)).toBe(100000);
   });
 
-  it.each(PG_READS)('allows %j, which PostgreSQL runs without changing anything', async (sql, params) => {
+  it.each(PG_READS.map(([sql, params]): [string, unknown[] | undefined] => [sql, params]))('allows %j, which PostgreSQL runs without changing anything', async (sql, params) => {
     expect(await guard.check(sql)).toBeUndefined();
     const before = await fingerprint();
     await (params ? db.query(sql, params) : db.exec(sql));
