@@ -3,7 +3,7 @@ import type { GuardFile } from '../tools/schema.js';
 import type { CompiledTool } from '../tools/types.js';
 import { argAt, argSegments, withArgAt } from '../util/args.js';
 import { pathProblem } from './path.js';
-import { readOnlySqlProblem } from './sql.js';
+import { compileReadOnlySql } from './sql/index.js';
 import { checkUrl, systemLookup, type LookupAll, type UrlPolicy } from './url.js';
 
 /**
@@ -25,6 +25,8 @@ export interface CompiledGuard {
   /** A URL guard's policy (builtin fetch applies it again to the addresses it connects to). */
   readonly url?: UrlPolicy;
 }
+
+export { GuardConfigError } from './sql/index.js';
 
 export const allow = (value: unknown): GuardVerdict => ({ ok: true, value });
 export const refuse = (problem: string): GuardVerdict => ({ ok: false, problem });
@@ -60,8 +62,9 @@ export function compileGuard(g: GuardFile, deps: GuardDeps = {}): CompiledGuard 
       },
     };
   }
-  if (g.readOnlySql) {
-    return { ...base, allowed: 'a single read-only SELECT statement', check: (v) => verdictOf(v, typeof v === 'string' ? readOnlySqlProblem(v) : 'not a SQL string') };
+  if (g.readOnlySql !== undefined) {
+    const sql = compileReadOnlySql(g.readOnlySql);
+    return { ...base, allowed: sql.allowed, check: async (v) => verdictOf(v, await sql.check(v)) };
   }
   const policy = { hosts: g.urlHosts, allowPrivate: g.allowPrivate ?? false, resolve: g.resolve ?? false };
   const lookup = deps.lookup ?? systemLookup;

@@ -7,7 +7,7 @@ import { urlTemplateProblem } from '../util/url-template.js';
 import type { FileProblem } from '../util/source.js';
 import { BUILTIN_NAMES } from '../adapters/builtin/index.js';
 import { compileMatch } from '../routing/match.js';
-import { compileGuard, guardKindProblem } from '../guards/index.js';
+import { GuardConfigError, compileGuard, guardKindProblem } from '../guards/index.js';
 import type { LookupAll } from '../guards/url.js';
 import { compileConfirm } from '../confirm/rule.js';
 import type { BackendFile, ToolFile } from './schema.js';
@@ -60,7 +60,7 @@ export function compileTool(file: ToolFile, ctx: CompileContext): CompiledTool |
     try {
       return [compileGuard(g, ctx.lookup ? { lookup: ctx.lookup } : {})];
     } catch (e) {
-      return problem(`/guards/${i}`, (e as Error).message), [];
+      return problem(`/guards/${i}${e instanceof GuardConfigError ? e.path : ''}`, (e as Error).message), [];
     }
   });
   if (typeof file.confirm === 'object') {

@@ -67,6 +67,20 @@ const Backend = Obj({
 
 const ArgPath = Type.String({ minLength: 1, description: 'the argument checked: a name, a dotted path or a JSON pointer' });
 
+const FunctionNames = (description: string) => Type.Optional(Type.Array(Type.String({ minLength: 1 }), { description }));
+const ReadOnlySql = Type.Union(
+  [
+    Type.Literal(true),
+    Obj({
+      dialect: Literals(['postgres', 'mysql', 'sqlite'], { description: "whose grammar judges the statement (postgres: the server's own parser)" }),
+      allowFunctions: FunctionNames('functions allowed beside the default safe list (schema-qualified names are user functions)'),
+      denyFunctions: FunctionNames('functions refused even if allowed'),
+      allowRecursive: Type.Optional(Type.Boolean({ description: 'allow WITH RECURSIVE (default false: it can run without bound)' })),
+    }),
+  ],
+  { description: 'the value must be one read-only SELECT statement; true means { dialect: postgres }' },
+);
+
 const Guard = Obj(
   {
     arg: ArgPath,
@@ -81,7 +95,7 @@ const Guard = Obj(
       Type.String({ pattern: '^/', description: "path guards: the upstream's working directory, against which a relative path is judged (default /)" }),
     ),
     deny: Type.Optional(Type.Array(Type.String({ minLength: 1 }), { minItems: 1, description: 'regular expressions (case-insensitive) the value must not match' })),
-    readOnlySql: Type.Optional(Type.Literal(true, { description: 'the value must be one SELECT statement' })),
+    readOnlySql: Type.Optional(ReadOnlySql),
     urlHosts: Type.Optional(Type.Array(Type.String({ minLength: 1 }), { description: 'host globs a URL may name; [] with allowPrivate: false means any public host' })),
     allowPrivate: Type.Optional(Type.Boolean({ description: 'allow private, loopback and metadata addresses (default false)' })),
     resolve: Type.Optional(
