@@ -1,26 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import { createServer as createTcpServer, connect, type AddressInfo, type Server as TcpServer, type Socket } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import type { BrowserContext, Page } from 'playwright-core';
+import { launchChromium, type Browser } from '../helpers/chromium.js';
 import { Upstream, json } from '../helpers/upstream.js';
 import { startGateway, type TestGateway } from '../helpers/app.js';
 
-const CHROMIUM = '/usr/bin/chromium';
-const CHROMIUM_ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-  // A name other than localhost that resolves to 127.0.0.1: the rebinding attacker's name.
-  '--host-resolver-rules=MAP rebind.test 127.0.0.1',
-];
+// A name other than localhost that resolves to 127.0.0.1: the rebinding attacker's name.
+const REBIND_RULE = '--host-resolver-rules=MAP rebind.test 127.0.0.1';
 
 /** What the gateway answered, seen from its own socket (not from the page, which may be blinded). */
 interface Seen {
@@ -56,7 +43,7 @@ describe('browser origin policy (real Chromium, keyless gateway)', () => {
   let rebindTo: 'attacker' | 'gateway' = 'attacker';
   const sockets = new Set<Socket>();
   let context: BrowserContext | undefined;
-  let userDataDir = '';
+  let browser: Browser | undefined;
   const seen: Seen[] = [];
   const deletes = () => up.seen.filter((s) => s.url === '/delete').length;
 
@@ -73,9 +60,6 @@ describe('browser origin policy (real Chromium, keyless gateway)', () => {
   }
 
   beforeAll(async () => {
-    if (!existsSync(CHROMIUM)) {
-      throw new Error(`${CHROMIUM} not found: this test needs Chromium (apt-get install chromium). It is not skipped on purpose.`);
-    }
     up = await new Upstream().start();
     up.on((_req, res) => json(res, 200, { deleted: true }));
     gw = await startGateway({
@@ -146,17 +130,16 @@ describe('browser origin policy (real Chromium, keyless gateway)', () => {
     await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
     proxyPort = (proxy.address() as AddressInfo).port;
 
-    userDataDir = mkdtempSync(join(tmpdir(), 'toolgate-chromium-'));
-    context = await chromium.launchPersistentContext(userDataDir, { executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS });
+    browser = await launchChromium({ extraArgs: [REBIND_RULE] });
+    context = browser.context;
   });
   afterAll(async () => {
-    await context?.close();
+    await browser?.close();
     for (const s of sockets) s.destroy();
     await new Promise<void>((resolve) => (proxy ? proxy.close(() => resolve()) : resolve()));
     await new Promise<void>((resolve) => (attacker ? attacker.close(() => resolve()) : resolve()));
     await gw?.close();
     await up?.close();
-    if (userDataDir) rmSync(userDataDir, { recursive: true, force: true });
   });
 
   /** Runs the page's attempts in its own origin and reports what it could read of each. */

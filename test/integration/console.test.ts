@@ -1,24 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import type { BrowserContext, Page } from 'playwright-core';
+import { launchChromium, type Browser } from '../helpers/chromium.js';
 import { Upstream, json } from '../helpers/upstream.js';
 import { echoTool, httpTool, startGateway, type TestGateway } from '../helpers/app.js';
 import { CONSOLE_CSP } from '../../src/routes/console.js';
 
-const CHROMIUM = '/usr/bin/chromium';
-const CHROMIUM_ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
 const KEYS = { agent: 'console-agent-key-01', approver: 'console-approver-key-02', admin: 'console-admin-key-03' };
 const SCRIPT = '<script>window.__pwned=1</script>';
 const IMG = '<img src=x onerror="window.__pwned=1">';
@@ -44,7 +34,7 @@ describe('approvals console (/console)', () => {
   let gw: TestGateway;
   let base = '';
   let context: BrowserContext | undefined;
-  let userDataDir = '';
+  let browser: Browser | undefined;
   let shotsDir = '';
   let shots = 0;
   const requests: string[] = [];
@@ -102,22 +92,13 @@ describe('approvals console (/console)', () => {
     });
     base = await gw.app.listen({ port: 0, host: '127.0.0.1' });
     shotsDir = mkdtempSync(join(tmpdir(), 'toolgate-console-shots-'));
-    if (!existsSync(CHROMIUM)) {
-      throw new Error(`${CHROMIUM} not found: the console test needs Chromium (apt-get install chromium). It is not skipped on purpose.`);
-    }
-    userDataDir = mkdtempSync(join(tmpdir(), 'toolgate-chromium-'));
-    context = await chromium.launchPersistentContext(userDataDir, {
-      executablePath: CHROMIUM,
-      headless: true,
-      args: CHROMIUM_ARGS,
-      viewport: { width: 1200, height: 900 },
-    });
+    browser = await launchChromium({ viewport: { width: 1200, height: 900 } });
+    context = browser.context;
   });
   afterAll(async () => {
-    await context?.close();
+    await browser?.close();
     await gw?.close();
     await up?.close();
-    if (userDataDir) rmSync(userDataDir, { recursive: true, force: true });
   });
 
   it('serves the static page without a key, with a strict CSP; nothing outside the fixed file list', async () => {

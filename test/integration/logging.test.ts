@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Writable } from 'node:stream';
+import { lineSink } from '../helpers/log-lines.js';
 import { mkdtempSync, mkdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -39,12 +39,7 @@ describe('structured logs', () => {
     writeFileSync(file, stringify({ auth: { keys: [{ id: 'agent-1', key: '${env:AGENT_KEY}' }] }, audit: { file: join(dir, 'audit.jsonl') }, tools: { dir: join(dir, 'tools.d') } }));
     const env = { AGENT_KEY: KEY, UP_SECRET: SECRET };
     const loaded = loadConfig({ file, env });
-    const sink = new Writable({
-      write(chunk: Buffer, _enc, cb) {
-        lines.push(...chunk.toString().split('\n').filter(Boolean));
-        cb();
-      },
-    });
+    const sink = lineSink(lines);
     app = await buildApp({ loaded, env, logger: createLogger('debug', loaded.secrets, sink) });
   });
   afterAll(async () => {

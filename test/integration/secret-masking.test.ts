@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { Writable } from 'node:stream';
+import { lineSink } from '../helpers/log-lines.js';
 import { mkdtempSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -83,12 +83,7 @@ describe('secret masking before cuts, in every encoding', () => {
     writeFileSync(file, stringify({ auth: { keys: [{ id: 'agent-1', key: '${env:AGENT_KEY}' }] }, audit: { file: auditFile }, tools: { dir: toolsDir, watch: false } }));
     const env = { AGENT_KEY: KEY, UP_SECRET: SECRET };
     const loaded = loadConfig({ file, env });
-    const sink = new Writable({
-      write(chunk: Buffer, _enc, cb) {
-        lines.push(...chunk.toString().split('\n').filter(Boolean));
-        cb();
-      },
-    });
+    const sink = lineSink(lines);
     app = await buildApp({ loaded, env, logger: createLogger('info', loaded.secrets, sink) });
     await app.gw.mcp.settled();
   }, 30_000);
