@@ -66,6 +66,31 @@ describe('readOnlySql, postgres (the real PostgreSQL parser)', () => {
   });
 
   it.each([
+    ['SELECT (42).pg_advisory_lock', 'pg_advisory_lock'],
+    ['SELECT ((42).pg_advisory_lock).pg_typeof', 'pg_advisory_lock'],
+    ['SELECT (42)."pg_advisory_lock"', 'pg_advisory_lock'],
+    ['SELECT (42).PG_ADVISORY_LOCK', 'pg_advisory_lock'],
+    ['SELECT g.pg_advisory_xact_lock FROM generate_series(1, 1) g', 'pg_advisory_xact_lock'],
+    ["SELECT ('s').nextval", 'nextval'],
+    ['SELECT (0.3).pg_sleep', 'pg_sleep'],
+    ['SELECT a FROM t WHERE (SELECT x.pg_sleep FROM unnest(ARRAY[1]) x) IS NULL', 'pg_sleep'],
+    ["SELECT ('/etc/passwd').pg_read_file", 'pg_read_file'],
+    ["SELECT ('x').lo_import", 'lo_import'],
+    ["SELECT ('SELECT 1').ts_stat", 'ts_stat'],
+    ["SELECT ('t_idx').gin_clean_pending_list", 'gin_clean_pending_list'],
+    ["SELECT ('pg_catalog').pg_import_system_collations", 'pg_import_system_collations'],
+    ['SELECT public.t.pg_sleep FROM t', 'pg_sleep'],
+  ])('refuses %s: attribute notation calls %s', async (sql, name) => {
+    expect(await pg.check(sql)).toContain(`the field '.${name}' calls the function '${name}' (PostgreSQL's attribute notation)`);
+  });
+
+  it('judges a field by the tool\'s lists: an allowed name passes, a denied one is refused', async () => {
+    expect(await guard({ dialect: 'postgres', allowFunctions: ['pg_sleep'] }).check('SELECT (0).pg_sleep')).toBeUndefined();
+    expect(await guard({ dialect: 'postgres', denyFunctions: ['name'] }).check('SELECT t.name FROM t')).toContain('denied');
+    expect(await pg.check('SELECT t.name, t.c, public.t.a, (t.doc).x, (row(1, 2)).f1, t.row_to_json FROM public.t')).toBeUndefined();
+  });
+
+  it.each([
     ['SELECT * FROM t FOR UPDATE', 'lock rows'],
     ['SELECT * FROM t FOR NO KEY UPDATE', 'lock rows'],
     ['SELECT * FROM t FOR SHARE', 'lock rows'],
