@@ -300,6 +300,9 @@ describe('readOnlySql options', () => {
     const g = guard({ dialect: 'postgres', allowFunctions: ['my_fn', 'reporting.total', 'pg_sleep'] });
     expect(await g.check('SELECT my_fn(1), reporting.total(2)')).toBeUndefined();
     expect(await g.check('SELECT public.my_fn(1)')).toContain("'public.my_fn'");
+    // one quoted name holding a dot is a function named so in search_path, not reporting.total
+    expect(await g.check('SELECT "reporting.total"(2)')).toContain("holds a quoted '.'");
+    expect(await guard({ dialect: 'mysql', allowFunctions: ['reporting.total'] }).check('SELECT `reporting.total`(2)')).toContain("holds a quoted '.'");
     expect(await g.check('SELECT pg_sleep(0)')).toBeUndefined(); // an explicit allowance is honoured
   });
 

@@ -60,6 +60,8 @@ export function compilePolicy(options: ReadOnlySqlOptions): SqlPolicy {
     dialect,
     allowRecursive: options.allowRecursive ?? false,
     functionProblem(parts) {
+      // A quoted name holding a dot ("s.f", `s.f`) is one name, not schema s: it must not match the entry s.f.
+      if (parts.some((p) => p.includes('.'))) return `the function name '${parts.join('.')}' holds a quoted '.'`;
       const key = keyOf(dialect, parts);
       if (denied.has(key.toLowerCase())) return `the function '${key}' is denied for this tool`;
       if (allowed.has(key)) return undefined;
