@@ -42,10 +42,12 @@ export function nodeSqlProblem(sql: string, database: 'mysql' | 'sqlite', rules:
   const top = statements[0];
   const kind = isNode(top) && typeof top['type'] === 'string' ? top['type'] : 'this statement';
   if (kind !== 'select') return `only SELECT is allowed, not ${kind.toUpperCase()}`;
-  return findProblem(top, (node) => nodeProblem(node, policy));
+  return findProblem(top, (node) => nodeProblem(node, database, policy));
 }
 
-function nodeProblem(node: Node, policy: SqlPolicy): string | undefined {
+function nodeProblem(node: Node, database: 'mysql' | 'sqlite', policy: SqlPolicy): string | undefined {
+  // SQLite runs PRAGMA x to read the table pragma_x (and an `arg` column passes its argument): PRAGMA optimize writes.
+  if (database === 'sqlite' && typeof node['table'] === 'string' && /^pragma_/i.test(node['table'])) return `a pragma table ('${node['table']}') is refused: SQLite runs the PRAGMA to read it`;
   const type = node['type'];
   if (typeof type === 'string' && WRITES.has(type)) return `a read-only query cannot contain ${type.toUpperCase()}`;
   if (type === 'assign') return 'assigning a variable (:=) is not allowed';
