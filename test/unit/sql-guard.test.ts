@@ -260,6 +260,8 @@ describe('readOnlySql, sqlite (node-sql-parser behind SQLite lexical rules)', ()
     ['SELECT a FROM t WHERE a IN (SELECT load_extension(b) FROM u)', "function 'load_extension'"],
     ['SELECT * FROM pragma_table_info(\'t\')', "function 'pragma_table_info'"],
     ['SELECT * FROM pragma_optimize', 'pragma table'],
+    ["SELECT data FROM fsdir WHERE path = '/etc/passwd'", "table-valued function 'fsdir'"],
+    ["SELECT * FROM ZIPFILE WHERE file = '/tmp/x.zip'", "table-valued function 'zipfile'"],
     ['SELECT * FROM main.PRAGMA_OPTIMIZE WHERE arg = 65538', 'pragma table'],
     ['SELECT * FROM "pragma_optimize"', 'pragma table'],
     ["SELECT * FROM t JOIN pragma_table_info ON arg = 't'", 'pragma table'],
