@@ -51,4 +51,5 @@ export const PG_READS: readonly (readonly [string, unknown[]?])[] = [
   ['SELECT g, json_agg(x) FROM generate_series(1, 3) g, LATERAL (SELECT * FROM t WHERE t.a = g) x GROUP BY g'],
   ['SELECT unnest(ARRAY[1, 2, 3]), array_length(ARRAY[1], 1), cardinality(ARRAY[1])'],
   ['(SELECT 1)'],
+  ['SELECT t.name, t.c, public.t.a, (t.doc)->>\'b\', (row(1, 2)).f1, t.row_to_json, (t).id FROM public.t'],
 ];

@@ -58,6 +58,11 @@ describe('readOnlySql on a real PostgreSQL', () => {
     ["SELECT lo_from_bytea(0, 'x')", (_b, a) => a.largeObjects === 1],
     ["SELECT lo_import('/pglite/data/PG_VERSION')", (_b, a) => a.largeObjects === 1],
     ['SELECT pg_advisory_lock(42)', (_b, a) => a.advisoryLocks === 1],
+    // attribute notation: PostgreSQL runs `(x).f` and `alias.f` as f(x), with no call in the tree
+    ['SELECT (42).pg_advisory_lock', (_b, a) => a.advisoryLocks === 1],
+    ['SELECT g.pg_advisory_lock FROM generate_series(7, 7) g', (_b, a) => a.advisoryLocks === 1],
+    ["SELECT ('s').nextval", (_b, a) => a.sequence],
+    ["SELECT ('/pglite/data/PG_VERSION').lo_import", (_b, a) => a.largeObjects === 1],
   ];
 
   it.each(cases)('refuses %j, which PostgreSQL runs to harm', async (sql, harmed) => {
@@ -81,6 +86,20 @@ describe('readOnlySql on a real PostgreSQL', () => {
     const started = performance.now();
     await db.exec('SELECT pg_sleep(0.3)');
     expect(performance.now() - started).toBeGreaterThanOrEqual(290);
+  });
+
+  it('refuses a volatile function in attribute notation, which PostgreSQL calls: sleeping, reading files, running SQL from a string', async () => {
+    for (const sql of ['SELECT (0.3).pg_sleep', 'SELECT x.pg_sleep FROM unnest(ARRAY[0.3]) x']) {
+      expect(await guard.check(sql), sql).toContain("calls the function 'pg_sleep' (PostgreSQL's attribute notation)");
+      const started = performance.now();
+      await db.exec(sql);
+      expect(performance.now() - started).toBeGreaterThanOrEqual(290);
+    }
+    expect(await guard.check("SELECT ('PG_VERSION').pg_read_file")).toContain('reads or writes files');
+    expect(await one<string>("SELECT ('PG_VERSION').pg_read_file AS v")).toMatch(/^\d+\n$/);
+    const query = "SELECT ('SELECT to_tsvector(name) FROM t').ts_stat AS v";
+    expect(await guard.check(query)).toContain('runs other SQL');
+    expect((await db.query(query)).rows).toHaveLength(5);
   });
 
   it('refuses WITH RECURSIVE, which runs as long as its text lets it', async () => {

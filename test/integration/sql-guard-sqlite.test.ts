@@ -23,10 +23,12 @@ describe('readOnlySql (sqlite) on a real SQLite', () => {
   const guard = compileReadOnlySql({ dialect: 'sqlite' });
   const count = () => db.exec('SELECT count(*) FROM t')[0]!.values[0]![0];
 
+  let sqlJs: { Database: new () => SqliteDb };
   beforeAll(async () => {
-    db = new (await initSqlJs()).Database();
+    sqlJs = await initSqlJs();
   });
   beforeEach(() => {
+    db = new sqlJs.Database(); // fresh: PRAGMA optimize remembers per connection what it analysed
     db.run("DROP TABLE IF EXISTS t; CREATE TABLE t (id INTEGER PRIMARY KEY, a INT, c TEXT, doc TEXT); INSERT INTO t VALUES (1, 1, 'x', '{\"k\":1}'), (2, 2, 'y', '{\"k\":2}');");
   });
 
@@ -37,6 +39,16 @@ describe('readOnlySql (sqlite) on a real SQLite', () => {
     const [result] = db.exec(sql);
     expect(result!.columns).toEqual(['1 -#a', 'abs(-5)\n-1']);
     expect(result!.values[0]).toEqual([null, 4]);
+  });
+
+  it.each(['SELECT * FROM pragma_optimize', 'SELECT * FROM pragma_optimize WHERE arg = 65538'])('refuses the pragma table in %j, which SQLite reads by running PRAGMA optimize: ANALYZE creates sqlite_stat1', async (sql) => {
+    expect(await guard.check(sql)).toContain('pragma table');
+    db.run('DROP TABLE IF EXISTS sqlite_stat1; CREATE INDEX ta ON t(a)');
+    db.exec('SELECT * FROM t WHERE a = 1');
+    const stats = () => db.exec("SELECT count(*) FROM sqlite_master WHERE name = 'sqlite_stat1'")[0]!.values[0]![0];
+    expect(stats()).toBe(0);
+    db.exec(sql);
+    expect(stats()).toBe(1);
   });
 
   it('refuses a second statement, which SQLite runs', async () => {

@@ -66,6 +66,31 @@ describe('readOnlySql, postgres (the real PostgreSQL parser)', () => {
   });
 
   it.each([
+    ['SELECT (42).pg_advisory_lock', 'pg_advisory_lock'],
+    ['SELECT ((42).pg_advisory_lock).pg_typeof', 'pg_advisory_lock'],
+    ['SELECT (42)."pg_advisory_lock"', 'pg_advisory_lock'],
+    ['SELECT (42).PG_ADVISORY_LOCK', 'pg_advisory_lock'],
+    ['SELECT g.pg_advisory_xact_lock FROM generate_series(1, 1) g', 'pg_advisory_xact_lock'],
+    ["SELECT ('s').nextval", 'nextval'],
+    ['SELECT (0.3).pg_sleep', 'pg_sleep'],
+    ['SELECT a FROM t WHERE (SELECT x.pg_sleep FROM unnest(ARRAY[1]) x) IS NULL', 'pg_sleep'],
+    ["SELECT ('/etc/passwd').pg_read_file", 'pg_read_file'],
+    ["SELECT ('x').lo_import", 'lo_import'],
+    ["SELECT ('SELECT 1').ts_stat", 'ts_stat'],
+    ["SELECT ('t_idx').gin_clean_pending_list", 'gin_clean_pending_list'],
+    ["SELECT ('pg_catalog').pg_import_system_collations", 'pg_import_system_collations'],
+    ['SELECT public.t.pg_sleep FROM t', 'pg_sleep'],
+  ])('refuses %s: attribute notation calls %s', async (sql, name) => {
+    expect(await pg.check(sql)).toContain(`the field '.${name}' calls the function '${name}' (PostgreSQL's attribute notation)`);
+  });
+
+  it('judges a field by the tool\'s lists: an allowed name passes, a denied one is refused', async () => {
+    expect(await guard({ dialect: 'postgres', allowFunctions: ['pg_sleep'] }).check('SELECT (0).pg_sleep')).toBeUndefined();
+    expect(await guard({ dialect: 'postgres', denyFunctions: ['name'] }).check('SELECT t.name FROM t')).toContain('denied');
+    expect(await pg.check('SELECT t.name, t.c, public.t.a, (t.doc).x, (row(1, 2)).f1, t.row_to_json FROM public.t')).toBeUndefined();
+  });
+
+  it.each([
     ['SELECT * FROM t FOR UPDATE', 'lock rows'],
     ['SELECT * FROM t FOR NO KEY UPDATE', 'lock rows'],
     ['SELECT * FROM t FOR SHARE', 'lock rows'],
@@ -234,6 +259,13 @@ describe('readOnlySql, sqlite (node-sql-parser behind SQLite lexical rules)', ()
     ["SELECT fts3_tokenizer('simple')", "function 'fts3_tokenizer' is not allowed"],
     ['SELECT a FROM t WHERE a IN (SELECT load_extension(b) FROM u)', "function 'load_extension'"],
     ['SELECT * FROM pragma_table_info(\'t\')', "function 'pragma_table_info'"],
+    ['SELECT * FROM pragma_optimize', 'pragma table'],
+    ["SELECT data FROM fsdir WHERE path = '/etc/passwd'", "table-valued function 'fsdir'"],
+    ["SELECT * FROM ZIPFILE WHERE file = '/tmp/x.zip'", "table-valued function 'zipfile'"],
+    ['SELECT * FROM main.PRAGMA_OPTIMIZE WHERE arg = 65538', 'pragma table'],
+    ['SELECT * FROM "pragma_optimize"', 'pragma table'],
+    ["SELECT * FROM t JOIN pragma_table_info ON arg = 't'", 'pragma table'],
+    ['SELECT * FROM t WHERE a IN (SELECT 1 FROM pragma_optimize)', 'pragma table'],
     ["SELECT 1; ATTACH DATABASE '/tmp/x' AS x", 'one statement'],
     ['PRAGMA writable_schema = 1', 'rejects it'],
     ['DELETE FROM t', 'not DELETE'],
@@ -275,6 +307,9 @@ describe('readOnlySql options', () => {
     const g = guard({ dialect: 'postgres', allowFunctions: ['my_fn', 'reporting.total', 'pg_sleep'] });
     expect(await g.check('SELECT my_fn(1), reporting.total(2)')).toBeUndefined();
     expect(await g.check('SELECT public.my_fn(1)')).toContain("'public.my_fn'");
+    // one quoted name holding a dot is a function named so in search_path, not reporting.total
+    expect(await g.check('SELECT "reporting.total"(2)')).toContain("holds a quoted '.'");
+    expect(await guard({ dialect: 'mysql', allowFunctions: ['reporting.total'] }).check('SELECT `reporting.total`(2)')).toContain("holds a quoted '.'");
     expect(await g.check('SELECT pg_sleep(0)')).toBeUndefined(); // an explicit allowance is honoured
   });
 

@@ -92,11 +92,11 @@ export const DEFAULT_FUNCTIONS: Readonly<Record<SqlDialect, ReadonlySet<string>>
  * still allow one by its exact name in allowFunctions.
  */
 export const DANGEROUS: readonly { readonly test: RegExp; readonly why: string }[] = [
-  { test: /^(lo_\w+|pg_read_file|pg_read_binary_file|pg_ls_\w+|pg_stat_file|pg_file_\w+|load_file|readfile|writefile|edit)$/, why: 'it reads or writes files or large objects on the server' },
+  { test: /^(lo_\w+|pg_read_file|pg_read_binary_file|pg_ls_\w+|pg_stat_file|pg_file_\w+|load_file|readfile|writefile|edit|fsdir|zipfile)$/, why: 'it reads or writes files or large objects on the server' },
   { test: /^(nextval|setval|currval|lastval|set_config|setseed|txid_current\w*|pg_current_xact_id\w*|pg_notify|last_insert_id)$/, why: 'it changes sequences, settings or transaction state' },
   { test: /^(pg_advisory\w*|pg_try_advisory\w*|get_lock|release_lock|release_all_locks|is_free_lock|is_used_lock)$/, why: 'it takes or releases a lock' },
   { test: /^(pg_terminate_backend|pg_cancel_backend|pg_reload_conf|pg_rotate_logfile|pg_switch_wal|pg_promote|pg_create_restore_point|pg_log_backend_memory_contexts|pg_stat_reset\w*|pg_\w*replication\w*|pg_logical_\w+)$/, why: 'it acts on the server itself' },
-  { test: /^(dblink\w*|query_to_xml\w*|table_to_xml\w*|cursor_to_xml\w*|schema_to_xml\w*|database_to_xml\w*|load_extension|fts3_tokenizer|sys_exec|sys_eval)$/, why: 'it runs other SQL or code, or reaches another server' },
+  { test: /^(dblink\w*|ts_stat|query_to_xml\w*|table_to_xml\w*|cursor_to_xml\w*|schema_to_xml\w*|database_to_xml\w*|load_extension|fts3_tokenizer|sys_exec|sys_eval)$/, why: 'it runs other SQL or code, or reaches another server' },
   { test: /^(pg_sleep\w*|sleep|benchmark|master_pos_wait|source_pos_wait|wait_for_executed_gtid_set|wait_until_sql_thread_after_gtids)$/, why: 'it makes the query wait' },
 ];
 

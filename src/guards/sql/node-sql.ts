@@ -1,6 +1,7 @@
 import { createRequire } from 'node:module';
 import { blankComments, type LexRules } from './lexer.js';
 import type { SqlPolicy } from './policy.js';
+import { dangerReason } from './functions.js';
 import { findProblem, isNode, type Node } from './walk.js';
 
 /** node-sql-parser's per-dialect build (only the one grammar a tool needs is loaded). */
@@ -42,10 +43,17 @@ export function nodeSqlProblem(sql: string, database: 'mysql' | 'sqlite', rules:
   const top = statements[0];
   const kind = isNode(top) && typeof top['type'] === 'string' ? top['type'] : 'this statement';
   if (kind !== 'select') return `only SELECT is allowed, not ${kind.toUpperCase()}`;
-  return findProblem(top, (node) => nodeProblem(node, policy));
+  return findProblem(top, (node) => nodeProblem(node, database, policy));
 }
 
-function nodeProblem(node: Node, policy: SqlPolicy): string | undefined {
+function nodeProblem(node: Node, database: 'mysql' | 'sqlite', policy: SqlPolicy): string | undefined {
+  // SQLite runs PRAGMA x to read the table pragma_x (and an `arg` column passes its argument): PRAGMA optimize writes.
+  if (database === 'sqlite' && typeof node['table'] === 'string') {
+    const table = node['table'].toLowerCase();
+    if (table.startsWith('pragma_')) return `a pragma table ('${node['table']}') is refused: SQLite runs the PRAGMA to read it`;
+    // A table-valued function read as a table takes its arguments from WHERE (fsdir WHERE path = '/etc').
+    if (table === 'fsdir' || table === 'zipfile') return `the table-valued function '${table}' is refused: ${dangerReason(table) ?? ''}`;
+  }
   const type = node['type'];
   if (typeof type === 'string' && WRITES.has(type)) return `a read-only query cannot contain ${type.toUpperCase()}`;
   if (type === 'assign') return 'assigning a variable (:=) is not allowed';

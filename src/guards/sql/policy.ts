@@ -1,4 +1,5 @@
 import { DEFAULT_FUNCTIONS, dangerReason } from './functions.js';
+import { PG_VOLATILE_ONE_ARG } from './pg-attribute.js';
 
 export type SqlDialect = 'postgres' | 'mysql' | 'sqlite';
 
@@ -26,6 +27,8 @@ export interface SqlPolicy {
   readonly allowRecursive: boolean;
   /** The refusal of one function call, named by its parts as the parser reports them. */
   functionProblem(parts: readonly string[]): string | undefined;
+  /** The refusal of a field `x.name` / `(expr).name`, which PostgreSQL may run as the call `name(x)`. */
+  fieldProblem(name: string): string | undefined;
 }
 
 const NAME = /^[A-Za-z_][A-Za-z0-9_$]*(\.[A-Za-z_][A-Za-z0-9_$]*){0,2}$/;
@@ -57,6 +60,8 @@ export function compilePolicy(options: ReadOnlySqlOptions): SqlPolicy {
     dialect,
     allowRecursive: options.allowRecursive ?? false,
     functionProblem(parts) {
+      // A quoted name holding a dot ("s.f", `s.f`) is one name, not schema s: it must not match the entry s.f.
+      if (parts.some((p) => p.includes('.'))) return `the function name '${parts.join('.')}' holds a quoted '.'`;
       const key = keyOf(dialect, parts);
       if (denied.has(key.toLowerCase())) return `the function '${key}' is denied for this tool`;
       if (allowed.has(key)) return undefined;
@@ -64,6 +69,11 @@ export function compilePolicy(options: ReadOnlySqlOptions): SqlPolicy {
       if (why) return `the function '${key}' is not allowed: ${why}`;
       const qualified = key.includes('.') ? ' (a schema-qualified name is a user function, not the built-in)' : '';
       return `the function '${key}' is not on this tool's list of allowed functions${qualified}`;
+    },
+    fieldProblem(name) {
+      if (allowed.has(name) && !denied.has(name.toLowerCase())) return undefined;
+      const why = denied.has(name.toLowerCase()) ? 'it is denied for this tool' : (dangerReason(name) ?? (PG_VOLATILE_ONE_ARG.has(name) ? 'it is a volatile function' : undefined));
+      return why && `the field '.${name}' calls the function '${name}' (PostgreSQL's attribute notation), which is not allowed: ${why}`;
     },
   };
 }

@@ -48,6 +48,11 @@ function nodeProblem(node: Node, policy: SqlPolicy): string | undefined {
   if (Array.isArray(node['lockingClause']) && node['lockingClause'].length > 0) return 'a read-only query cannot lock rows (FOR UPDATE, NO KEY UPDATE, SHARE, KEY SHARE)';
   const withClause = node['withClause'];
   if (isNode(withClause) && withClause['recursive'] === true && !policy.allowRecursive) return 'WITH RECURSIVE is not allowed (it can run without bound)';
+  const fields = fieldNames(node);
+  for (const name of fields) {
+    const problem = policy.fieldProblem(name);
+    if (problem !== undefined) return problem;
+  }
   const call = node['FuncCall'];
   if (isNode(call)) {
     const parts = Array.isArray(call['funcname']) ? call['funcname'].map((p: unknown) => (isNode(p) && isNode(p['String']) ? p['String']['sval'] : undefined)) : [];
@@ -55,4 +60,15 @@ function nodeProblem(node: Node, policy: SqlPolicy): string | undefined {
     return policy.functionProblem(parts);
   }
   return undefined;
+}
+
+const sval = (p: unknown) => (isNode(p) && isNode(p['String']) && typeof p['String']['sval'] === 'string' ? [p['String']['sval']] : []);
+
+/** The field names of `a.b.c` (all but the first) and of `(expr).f.g`: each may be a call in attribute notation. */
+function fieldNames(node: Node): string[] {
+  const ref = node['ColumnRef'];
+  if (isNode(ref) && Array.isArray(ref['fields'])) return ref['fields'].slice(1).flatMap(sval);
+  const ind = node['A_Indirection'];
+  if (isNode(ind) && Array.isArray(ind['indirection'])) return ind['indirection'].flatMap(sval);
+  return [];
 }
