@@ -10,7 +10,7 @@ import { toGatewayError } from './errors.js';
  * router refusing a URL (`frameworkErrors`), Node's HTTP parser refusing the bytes or timing a
  * client out (`clientError`, before any request exists), requests that arrive while the server
  * is closing (Fastify's own 503 otherwise), and Node's bare answers to a request without `Host`
- * or with an unknown `Expect`.
+ * or with an unknown `Expect`, and a CONNECT (Node cuts it with no answer).
  */
 
 /**
@@ -68,14 +68,50 @@ export function rawErrorResponse(g: GatewayError): string {
   ].join('\r\n');
 }
 
-/** The response of this socket being written, if any (Node's own check before it answers a client error). */
-type WithResponse = { _httpMessage?: { headersSent?: boolean } | null };
+/** The response of an earlier request on this socket still being produced, if any (Node's own field). */
+type WithResponse = { _httpMessage?: ServerResponse | null };
+
+/**
+ * The parser stops at the first malformed request of a connection. A whole request before it
+ * (pipelined, or sent while a call runs) may still be answering: its response goes out first, then the error,
+ * then the connection closes. Written at once (Node's and Fastify's way) the error would be read
+ * as the earlier request's answer and that response lost, though its call ran.
+ */
+const answering = new WeakSet<Socket>();
 
 function onClientError(err: Error & { code?: string }, socket: Socket): void {
-  if (err.code === 'ECONNRESET' || socket.destroyed) return;
-  // A response already on its way cannot be followed by another: the socket is only cut.
-  if (socket.writable && !(socket as Socket & WithResponse)._httpMessage?.headersSent) socket.write(rawErrorResponse(clientError(err.code)));
-  socket.destroy(err);
+  // The parser reports its error again for every later chunk: the first report is answered.
+  if (err.code === 'ECONNRESET' || socket.destroyed || answering.has(socket)) return;
+  answering.add(socket);
+  const answer = () => {
+    if (socket.destroyed) return;
+    if (socket.writable) socket.write(rawErrorResponse(clientError(err.code)));
+    socket.destroy(err);
+  };
+  const pending = (socket as Socket & WithResponse)._httpMessage;
+  if (!pending || pending.writableFinished) return answer();
+  if (!pending.req.complete) {
+    // The malformed part is this request's own body: it is answered now, unless its answer has begun.
+    if (pending.headersSent) socket.destroy(err);
+    else answer();
+    return;
+  }
+  let once = false;
+  const after = () => {
+    if (once) return;
+    once = true;
+    setImmediate(answer); // after Node's own handling of the finished response
+  };
+  pending.once('finish', after);
+  pending.once('close', after);
+}
+
+/** A CONNECT (Node's 'connect' event, no request object): the gateway is no proxy. */
+function onConnect(_req: IncomingMessage, socket: Socket): void {
+  socket.on('error', () => socket.destroy());
+  socket.end(rawErrorResponse(new GatewayError('BAD_REQUEST', 'CONNECT is not supported: the gateway is not a proxy', {
+    modelMessage: 'The gateway does not tunnel connections. Send an ordinary HTTP request instead.',
+  })));
 }
 
 /** Fastify's options for the above (spread into its constructor's options). */
@@ -113,4 +149,5 @@ export function registerRequestChecks(app: FastifyInstance): void {
     done();
   });
   app.server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => app.server.emit('request', req, res));
+  app.server.on('connect', onConnect);
 }
