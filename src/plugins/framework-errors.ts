@@ -124,11 +124,21 @@ export function frameworkErrorOptions() {
   };
 }
 
+/** RFC 9112 §3.2: `uri-host [ ":" port ]`, an IP literal in brackets or a reg-name (no userinfo, path, query or fragment). */
+const HOST_VALUE = /^(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9\-._~!$&'()*+,;=%]+)(?::\d*)?$/;
+
+function hostLines(raw: string[]): number {
+  let n = 0;
+  for (let i = 0; i < raw.length; i += 2) if (raw[i]?.length === 4 && raw[i]?.toLowerCase() === 'host') n++;
+  return n;
+}
+
 /**
  * Checks Node would otherwise answer in its own way, on every request (one synchronous hook):
  * - a request read while the server closes (on a connection still busy when it stopped listening)
  *   gets 503 UNAVAILABLE and `Connection: close`, as Fastify's own `return503OnClosing` does;
- * - an HTTP/1.1 request without `Host` is 400 (RFC 9112 §3.2; Node's own check is off, see server-options.ts).
+ * - an HTTP/1.1 request without `Host` is 400 (RFC 9112 §3.2; Node's own check is off, see server-options.ts),
+ *   and so is one with two Host lines or a Host that is not `host[:port]` (the same section).
  * An `Expect` other than `100-continue` is ignored rather than answered with Node's bare 417.
  */
 export function registerRequestChecks(app: FastifyInstance): void {
@@ -142,9 +152,15 @@ export function registerRequestChecks(app: FastifyInstance): void {
       reply.header('connection', 'close');
       return done(new GatewayError('UNAVAILABLE', 'the gateway is shutting down', { retryAfterSeconds: 1, modelMessage: 'The gateway is restarting. Try the same call again in a moment.' }));
     }
-    if (req.headers.host === undefined && req.raw.httpVersion === '1.1') {
+    const host = req.headers.host;
+    if (host === undefined && req.raw.httpVersion === '1.1') {
       reply.header('connection', 'close'); // as Node's own check did
       return done(new GatewayError('BAD_REQUEST', 'an HTTP/1.1 request needs a Host header'));
+    }
+    if (host !== undefined && (!HOST_VALUE.test(host) || hostLines(req.raw.rawHeaders) > 1)) {
+      // Node keeps the first of two Host lines and takes any text: a proxy before it may read another.
+      reply.header('connection', 'close');
+      return done(new GatewayError('BAD_REQUEST', 'the request needs exactly one Host header of the form host[:port]'));
     }
     done();
   });

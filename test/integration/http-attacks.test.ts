@@ -102,6 +102,30 @@ describe('raw HTTP attacks on a listening gateway', () => {
     expect(Date.now() - started).toBeLessThan(2000);
   });
 
+  it('a Host that is not host[:port] (userinfo, path, query, backslash) or two Host lines is 400, not judged by its loopback part', async () => {
+    // Before: Node kept the first Host line and the origin policy read these as 'localhost': 200.
+    const refused = [
+      'GET /v1/tools HTTP/1.1\r\nHost: evil.example@localhost\r\n\r\n',
+      'GET /v1/tools HTTP/1.1\r\nHost: user@127.0.0.1\r\n\r\n',
+      'GET /v1/tools HTTP/1.1\r\nHost: localhost/evil.example\r\n\r\n',
+      'GET /v1/tools HTTP/1.1\r\nHost: localhost\\evil.example\r\n\r\n',
+      'GET /v1/tools HTTP/1.1\r\nHost: localhost?evil.example\r\n\r\n',
+      'GET /v1/tools HTTP/1.1\r\nHost: localhost\r\nHost: evil.example\r\n\r\n',
+      'GET /v1/tools HTTP/1.1\r\nHost: localhost\r\nhost: localhost\r\n\r\n',
+    ];
+    for (const request of refused) {
+      const { raw } = await exchange(request);
+      const [only, ...more] = answers(raw);
+      expectOneShape(only, 400, 'BAD_REQUEST');
+      expect(only?.body).toContain('Host');
+      expect(more).toEqual([]);
+    }
+    for (const host of ['localhost', 'LOCALHOST', `127.0.0.1:${port}`, `[::1]:${port}`, '127.0.0.1.']) {
+      const { raw } = await exchange(`GET /v1/tools HTTP/1.1\r\nHost: ${host}\r\nConnection: close\r\n\r\n`);
+      expect(answers(raw)[0]?.status, host).toBe(200);
+    }
+  });
+
   it('CONNECT is answered 400 in the one shape (Node cut it with no answer)', async () => {
     for (const target of [`127.0.0.1:${port}`, 'evil.example:443']) {
       const { raw, closed } = await exchange(`CONNECT ${target} HTTP/1.1\r\nHost: ${target}\r\n\r\n`);
