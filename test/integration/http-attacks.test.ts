@@ -126,6 +126,20 @@ describe('raw HTTP attacks on a listening gateway', () => {
     }
   });
 
+  it('the bodies a cross-site page can send without a preflight (text/plain, forms) reach no route: 400, nothing done', async () => {
+    const before = gw.app.gw.registry.generation;
+    for (const [type, body] of [['text/plain', '{"x":1}'], ['text/plain', ''], ['text/plain; charset=utf-8', 'a'], ['application/x-www-form-urlencoded', 'a=1'], ['multipart/form-data; boundary=b', '--b--\r\n']]) {
+      for (const path of ['/admin/reload', '/v1/confirmations/cf_x/approve', '/v1/tools/demo.echo/call']) {
+        const { raw } = await exchange(`POST ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: ${type}\r\nContent-Length: ${Buffer.byteLength(body ?? '')}\r\nConnection: close\r\n\r\n${body}`);
+        const [only] = answers(raw);
+        expectOneShape(only, 400, 'BAD_REQUEST');
+        expect(only?.body, `${path} ${type}`).toContain('must be JSON');
+      }
+    }
+    // Before: a text/plain POST /admin/reload (it takes any body) reloaded tools.d: 200.
+    expect(gw.app.gw.registry.generation).toBe(before);
+  });
+
   it('CONNECT is answered 400 in the one shape (Node cut it with no answer)', async () => {
     for (const target of [`127.0.0.1:${port}`, 'evil.example:443']) {
       const { raw, closed } = await exchange(`CONNECT ${target} HTTP/1.1\r\nHost: ${target}\r\n\r\n`);
