@@ -140,6 +140,32 @@ describe('raw HTTP attacks on a listening gateway', () => {
     expect(gw.app.gw.registry.generation).toBe(before);
   });
 
+  it('POST /messages of a live legacy SSE session takes only JSON: a text/plain tools/call is 400 and does not run', async () => {
+    const ac = new AbortController();
+    const sse = await fetch(`http://127.0.0.1:${port}/sse`, { signal: ac.signal });
+    const reader = (sse.body as ReadableStream<Uint8Array>).getReader();
+    let text = '';
+    while (!/sessionId=[\w-]+/.test(text)) text += new TextDecoder().decode((await reader.read()).value);
+    const session = /sessionId=([\w-]+)/.exec(text)?.[1] ?? '';
+    const post = (type: string, msg: unknown) => fetch(`http://127.0.0.1:${port}/messages?sessionId=${session}`, { method: 'POST', headers: { 'content-type': type }, body: JSON.stringify(msg) });
+    try {
+      const init = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2024-11-05', capabilities: {}, clientInfo: { name: 'x', version: '1' } } };
+      expect((await post('application/json', init)).status).toBe(202);
+      expect((await post('application/json', { jsonrpc: '2.0', method: 'notifications/initialized' })).status).toBe(202);
+      const calls = (await gw.audit()).length;
+      for (const type of ['text/plain', 'text/plain;charset=UTF-8', 'application/x-www-form-urlencoded']) {
+        const res = await post(type, { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'demo__echo', arguments: { via: type } } });
+        // Before: 202 and the call ran.
+        expect(res.status, type).toBe(400);
+        expect((await res.json()) as unknown).toMatchObject({ error: { code: 'BAD_REQUEST', retryable: false } });
+      }
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      expect((await gw.audit()).length).toBe(calls);
+    } finally {
+      ac.abort();
+    }
+  });
+
   it('CONNECT is answered 400 in the one shape (Node cut it with no answer)', async () => {
     for (const target of [`127.0.0.1:${port}`, 'evil.example:443']) {
       const { raw, closed } = await exchange(`CONNECT ${target} HTTP/1.1\r\nHost: ${target}\r\n\r\n`);
