@@ -53,6 +53,9 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     ajv: { customOptions: { removeAdditional: false, allErrors: true } },
     ...serverOptions(config.server),
   });
+  // Only JSON bodies reach a route: text/plain is, with forms, what a cross-site page may send
+  // without a preflight, and Fastify parses it by default (a second line behind the origin policy).
+  app.removeContentTypeParser('text/plain');
   const gw = new Gateway({ ...opts, log: app.log });
   app.decorate('gw', gw);
   // Synchronous hooks: an async hook costs a promise per request on the hot path.

@@ -83,6 +83,9 @@ export class LegacySse {
     const session = typeof id === 'string' ? this.sessions.get(id) : undefined;
     // Another key's session is not found either: a key learns nothing about others' sessions.
     if (!session || session.callerId !== req.caller.id) throw new GatewayError('NOT_FOUND', 'no SSE session with that sessionId', { modelMessage: 'The MCP session is gone. Open a new one with GET /sse.' });
+    // As the SDK's own SSE transport: JSON only, not text/plain or a form (a cross-site page's preflight-free bodies).
+    const type = req.headers['content-type']?.split(';', 1)[0]?.trim().toLowerCase();
+    if (type !== 'application/json') throw new GatewayError('BAD_REQUEST', 'the request body must be JSON (Content-Type: application/json)');
     let msg: unknown;
     try {
       msg = typeof req.body === 'string' ? JSON.parse(req.body) : undefined;

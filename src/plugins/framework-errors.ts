@@ -10,7 +10,7 @@ import { toGatewayError } from './errors.js';
  * router refusing a URL (`frameworkErrors`), Node's HTTP parser refusing the bytes or timing a
  * client out (`clientError`, before any request exists), requests that arrive while the server
  * is closing (Fastify's own 503 otherwise), and Node's bare answers to a request without `Host`
- * or with an unknown `Expect`.
+ * or with an unknown `Expect`, and a CONNECT (Node cuts it with no answer).
  */
 
 /**
@@ -68,14 +68,50 @@ export function rawErrorResponse(g: GatewayError): string {
   ].join('\r\n');
 }
 
-/** The response of this socket being written, if any (Node's own check before it answers a client error). */
-type WithResponse = { _httpMessage?: { headersSent?: boolean } | null };
+/** The response of an earlier request on this socket still being produced, if any (Node's own field). */
+type WithResponse = { _httpMessage?: ServerResponse | null };
+
+/**
+ * The parser stops at the first malformed request of a connection. A whole request before it
+ * (pipelined, or sent while a call runs) may still be answering: its response goes out first, then the error,
+ * then the connection closes. Written at once (Node's and Fastify's way) the error would be read
+ * as the earlier request's answer and that response lost, though its call ran.
+ */
+const answering = new WeakSet<Socket>();
 
 function onClientError(err: Error & { code?: string }, socket: Socket): void {
-  if (err.code === 'ECONNRESET' || socket.destroyed) return;
-  // A response already on its way cannot be followed by another: the socket is only cut.
-  if (socket.writable && !(socket as Socket & WithResponse)._httpMessage?.headersSent) socket.write(rawErrorResponse(clientError(err.code)));
-  socket.destroy(err);
+  // The parser reports its error again for every later chunk: the first report is answered.
+  if (err.code === 'ECONNRESET' || socket.destroyed || answering.has(socket)) return;
+  answering.add(socket);
+  const answer = () => {
+    if (socket.destroyed) return;
+    if (socket.writable) socket.write(rawErrorResponse(clientError(err.code)));
+    socket.destroy(err);
+  };
+  const pending = (socket as Socket & WithResponse)._httpMessage;
+  if (!pending || pending.writableFinished) return answer();
+  if (!pending.req.complete) {
+    // The malformed part is this request's own body: it is answered now, unless its answer has begun.
+    if (pending.headersSent) socket.destroy(err);
+    else answer();
+    return;
+  }
+  let once = false;
+  const after = () => {
+    if (once) return;
+    once = true;
+    setImmediate(answer); // after Node's own handling of the finished response
+  };
+  pending.once('finish', after);
+  pending.once('close', after);
+}
+
+/** A CONNECT (Node's 'connect' event, no request object): the gateway is no proxy. */
+function onConnect(_req: IncomingMessage, socket: Socket): void {
+  socket.on('error', () => socket.destroy());
+  socket.end(rawErrorResponse(new GatewayError('BAD_REQUEST', 'CONNECT is not supported: the gateway is not a proxy', {
+    modelMessage: 'The gateway does not tunnel connections. Send an ordinary HTTP request instead.',
+  })));
 }
 
 /** Fastify's options for the above (spread into its constructor's options). */
@@ -88,11 +124,21 @@ export function frameworkErrorOptions() {
   };
 }
 
+/** RFC 9112 §3.2: `uri-host [ ":" port ]`, an IP literal in brackets or a reg-name (no userinfo, path, query or fragment). */
+const HOST_VALUE = /^(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9\-._~!$&'()*+,;=%]+)(?::\d*)?$/;
+
+function hostLines(raw: string[]): number {
+  let n = 0;
+  for (let i = 0; i < raw.length; i += 2) if (raw[i]?.length === 4 && raw[i]?.toLowerCase() === 'host') n++;
+  return n;
+}
+
 /**
  * Checks Node would otherwise answer in its own way, on every request (one synchronous hook):
  * - a request read while the server closes (on a connection still busy when it stopped listening)
  *   gets 503 UNAVAILABLE and `Connection: close`, as Fastify's own `return503OnClosing` does;
- * - an HTTP/1.1 request without `Host` is 400 (RFC 9112 §3.2; Node's own check is off, see server-options.ts).
+ * - an HTTP/1.1 request without `Host` is 400 (RFC 9112 §3.2; Node's own check is off, see server-options.ts),
+ *   and so is one with two Host lines or a Host that is not `host[:port]` (the same section).
  * An `Expect` other than `100-continue` is ignored rather than answered with Node's bare 417.
  */
 export function registerRequestChecks(app: FastifyInstance): void {
@@ -106,11 +152,18 @@ export function registerRequestChecks(app: FastifyInstance): void {
       reply.header('connection', 'close');
       return done(new GatewayError('UNAVAILABLE', 'the gateway is shutting down', { retryAfterSeconds: 1, modelMessage: 'The gateway is restarting. Try the same call again in a moment.' }));
     }
-    if (req.headers.host === undefined && req.raw.httpVersion === '1.1') {
+    const host = req.headers.host;
+    if (host === undefined && req.raw.httpVersion === '1.1') {
       reply.header('connection', 'close'); // as Node's own check did
       return done(new GatewayError('BAD_REQUEST', 'an HTTP/1.1 request needs a Host header'));
+    }
+    if (host !== undefined && (!HOST_VALUE.test(host) || hostLines(req.raw.rawHeaders) > 1)) {
+      // Node keeps the first of two Host lines and takes any text: a proxy before it may read another.
+      reply.header('connection', 'close');
+      return done(new GatewayError('BAD_REQUEST', 'the request needs exactly one Host header of the form host[:port]'));
     }
     done();
   });
   app.server.on('checkExpectation', (req: IncomingMessage, res: ServerResponse) => app.server.emit('request', req, res));
+  app.server.on('connect', onConnect);
 }
