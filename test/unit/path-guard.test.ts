@@ -84,6 +84,14 @@ describe('path guard: one reading of the text', () => {
     expect(await problemOf(w, '/srv/shared-evil\\x')).toContain('leaves');
   });
 
+  it('backslashSeparator: a drive letter or a stream (Windows reads C:\\x as absolute) is refused', async () => {
+    const w = { pathPrefixes: ['/srv/shared'], backslashSeparator: true, relativeTo: '/srv/shared' };
+    for (const p of ['C:\\Windows\\System32\\evil.dll', 'c:/Windows/x', 'D:x', '/srv/shared/C:\\x', 'a.txt:stream', '/srv/shared/a.txt::$DATA']) {
+      expect(await problemOf(w, p)).toContain("':'");
+    }
+    expect(await check({ pathPrefixes: ['/srv/shared'] }, '/srv/shared/a:b')).toEqual({ ok: true, value: '/srv/shared/a:b' });
+  });
+
   it('relativeTo: a relative path is judged against the upstream working directory, and may not climb above it', async () => {
     const r = { pathPrefixes: ['/srv/shared'], relativeTo: '/srv/shared' };
     expect(await check(r, 'a/b.txt')).toEqual({ ok: true, value: 'a/b.txt' });
