@@ -170,9 +170,27 @@ describe('confirm rule notUnder: the same one reading', () => {
   it('asks for confirmation when a path is ambiguous, instead of judging one reading of it', async () => {
     const { compileConfirm, needsConfirmation } = await import('../../src/confirm/rule.js');
     const rule = compileConfirm({ when: [{ arg: 'path', notUnder: '/srv/tmp' }] });
-    expect(needsConfirmation(rule, { path: '/srv/tmp/a.txt' })).toBe(false);
+    expect(await needsConfirmation(rule, { path: '/srv/tmp/a.txt' })).toBe(false);
     for (const path of ['/srv/tmp/%2e%2e/%2e%2e/etc/passwd%zz', '/srv/tmp%2fx', '/srv/tmp\\..\\..\\etc', '/srv/tmp/../etc']) {
-      expect(needsConfirmation(rule, { path }), path).toBe(true);
+      expect(await needsConfirmation(rule, { path }), path).toBe(true);
+    }
+  });
+
+  it('asks for confirmation when a path under the prefix leads out through a symbolic link (it ungated a write to /etc)', async () => {
+    const { compileConfirm, needsConfirmation } = await import('../../src/confirm/rule.js');
+    const root = realpathSync(mkdtempSync(join(tmpdir(), 'toolgate-confirm-')));
+    try {
+      mkdirSync(join(root, 'tmp', 'sub'), { recursive: true });
+      symlinkSync('/etc', join(root, 'tmp', 'link-etc'));
+      symlinkSync('../..', join(root, 'tmp', 'sub', 'upup'));
+      symlinkSync('/etc/toolgate-new', join(root, 'tmp', 'dangling'));
+      const rule = compileConfirm({ when: [{ arg: 'path', notUnder: join(root, 'tmp') }] });
+      expect(await needsConfirmation(rule, { path: join(root, 'tmp', 'sub', 'new.txt') })).toBe(false);
+      for (const p of ['link-etc/new.conf', 'sub/upup/x', 'dangling']) {
+        expect(await needsConfirmation(rule, { path: join(root, 'tmp', p) }), p).toBe(true);
+      }
+    } finally {
+      rmSync(root, { recursive: true, force: true });
     }
   });
 });
