@@ -109,7 +109,7 @@ export class SecretMatcher {
       const u = unescapeMapped(text);
       esc.lastIndex = 0;
       for (let m = esc.exec(u.text); m !== null; m = esc.exec(u.text)) {
-        found.push([u.starts[m.index] as number, u.ends[m.index + m[0].length - 1] as number]);
+        found.push([u.span(m.index)[0], u.span(m.index + m[0].length - 1)[1]]);
       }
       found.sort((a, b) => a[0] - b[0]);
     }
