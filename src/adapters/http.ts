@@ -11,7 +11,9 @@ import type { AdapterRequest, ToolAdapter, UpstreamPayload } from './types.js';
 
 const TRIM_BYTES = 1024;
 const NO_EFFECT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'UND_ERR_CONNECT_TIMEOUT', 'EHOSTUNREACH', 'ENETUNREACH']);
-const LINE_BREAK = /[\r\n\0]/;
+/** What an HTTP field value cannot carry (RFC 9110 §5.5: HTAB, SP, VCHAR, obs-text): a line break, NUL, another control, past U+00FF. */
+const NOT_FIELD_VALUE = /[^\t\x20-\x7e\x80-\xff]/;
+const LINE_BREAK = /[\r\n]/;
 const JSON_MEDIA_TYPE = /[/+]json\b/i;
 const NO_SECRETS: ReadonlySet<string> = new Set();
 
@@ -43,9 +45,11 @@ export class HttpAdapter implements ToolAdapter {
     const headers: Record<string, string> = { 'x-request-id': req.requestId };
     for (const [name, tpl] of t.headers) {
       const value = render(tpl, req.args);
-      if (LINE_BREAK.test(value)) {
-        throw new GatewayError('INVALID_ARGUMENTS', `an argument would put a line break into header '${name}'`, {
-          details: [{ path: '/', message: 'header values cannot contain line breaks' }],
+      // Refused here, as the model's mistake: undici would throw, taken for a network failure (retried, counted by the breaker).
+      if (NOT_FIELD_VALUE.test(value)) {
+        const what = LINE_BREAK.test(value) ? 'a line break' : 'a control character or one past U+00FF';
+        throw new GatewayError('INVALID_ARGUMENTS', `an argument would put ${what} into header '${name}'`, {
+          details: [{ path: '/', message: `header values cannot contain ${what}` }],
         });
       }
       headers[name] = value;

@@ -1,4 +1,5 @@
 import { MAX_NESTING } from '../util/depth.js';
+import { hasEscapes, unescapeMapped } from './unescape.js';
 
 /**
  * Secret values (everything that came from `${env:NAME}`) and the forms they take in text an
@@ -20,6 +21,11 @@ const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$
 const BASE64URL = /^[A-Za-z0-9_-]+$/;
 const PRINTABLE = /^[\x20-\x7e]+$/;
 const REGEX_META = /[.*+?^${}()|[\]\\]/g;
+
+/** One pattern of escaped literals (an alternation, linear in the text). */
+function alternation(literals: readonly string[]): RegExp | undefined {
+  return literals.length === 0 ? undefined : new RegExp(literals.map((f) => f.replace(REGEX_META, '\\$&')).join('|'), 'g');
+}
 
 /**
  * The live set of secrets: a Set that counts its changes, so matchers built from it know when
@@ -54,6 +60,8 @@ export class SecretSet extends Set<string> {
 export class SecretMatcher {
   static readonly NONE = new SecretMatcher([]);
   private readonly pattern: RegExp | undefined;
+  /** The secrets' own texts (with a character an encoder escapes), searched in unescaped text. */
+  private readonly escapable: RegExp | undefined;
   /** The forms matched, longest first (for tests and diagnostics). */
   readonly forms: readonly string[];
   private readonly longestBytes: number;
@@ -61,12 +69,21 @@ export class SecretMatcher {
 
   constructor(secrets: Iterable<string>) {
     const forms = new Set<string>();
-    for (const s of secrets) if (s.length >= MIN_SECRET_LENGTH) for (const f of secretForms(s)) forms.add(f);
+    const texts = new Set<string>();
+    for (const s of secrets) {
+      if (s.length < MIN_SECRET_LENGTH) continue;
+      for (const f of secretForms(s)) forms.add(f);
+      for (const t of [s, ...decodedForms(s)]) if (/[^A-Za-z0-9]/.test(t)) texts.add(t);
+    }
     // Longest first: where a full form and its own prefix (a base64 core) both match, the full one wins.
     this.forms = [...forms].sort((a, b) => b.length - a.length || (a < b ? -1 : 1));
-    this.longestBytes = this.forms.reduce((n, f) => Math.max(n, Buffer.byteLength(f)), 0);
-    this.longestChars = this.forms[0]?.length ?? 0;
-    this.pattern = this.forms.length === 0 ? undefined : new RegExp(this.forms.map((f) => f.replace(REGEX_META, '\\$&')).join('|'), 'g');
+    const plain = [...texts].sort((a, b) => b.length - a.length || (a < b ? -1 : 1));
+    // An escaped form is at most 9 characters per UTF-16 unit (%XX%XX%XX), all ASCII.
+    const escapedChars = plain.reduce((n, t) => Math.max(n, t.length * 9), 0);
+    this.longestBytes = Math.max(escapedChars, this.forms.reduce((n, f) => Math.max(n, Buffer.byteLength(f)), 0));
+    this.longestChars = Math.max(escapedChars, this.forms[0]?.length ?? 0);
+    this.pattern = alternation(this.forms);
+    this.escapable = alternation(plain);
   }
 
   get empty(): boolean {
@@ -74,7 +91,47 @@ export class SecretMatcher {
   }
 
   mask(text: string): string {
-    return this.pattern === undefined ? text : text.replace(this.pattern, REDACTED);
+    return this.render(text, text.length);
+  }
+
+  /**
+   * Where secrets are in `text`, merged and in order: their literal forms, and (when the text has
+   * escapes) the secret's text with its characters escaped in any mix (see unescape.ts).
+   */
+  private ranges(text: string): [number, number][] {
+    const found: [number, number][] = [];
+    const re = this.pattern;
+    if (re === undefined) return found;
+    re.lastIndex = 0;
+    for (let m = re.exec(text); m !== null; m = re.exec(text)) found.push([m.index, m.index + m[0].length]);
+    const esc = this.escapable;
+    if (esc !== undefined && hasEscapes(text)) {
+      const u = unescapeMapped(text);
+      esc.lastIndex = 0;
+      for (let m = esc.exec(u.text); m !== null; m = esc.exec(u.text)) {
+        found.push([u.span(m.index)[0], u.span(m.index + m[0].length - 1)[1]]);
+      }
+      found.sort((a, b) => a[0] - b[0]);
+    }
+    const merged: [number, number][] = [];
+    for (const r of found) {
+      const last = merged.at(-1);
+      if (last && r[0] < last[1]) last[1] = Math.max(last[1], r[1]);
+      else merged.push(r);
+    }
+    return merged;
+  }
+
+  /** `text` masked, up to `end` (a secret that starts before `end` is masked whole). */
+  private render(text: string, end: number): string {
+    let out = '';
+    let pos = 0;
+    for (const [a, b] of this.ranges(text)) {
+      if (a >= end) break;
+      out += text.slice(pos, a) + REDACTED;
+      pos = b;
+    }
+    return pos < end ? out + text.slice(pos, end) : out;
   }
 
   /**
@@ -123,18 +180,7 @@ export class SecretMatcher {
 
   /** The masked text up to its safe end (the window's length less the longest form): a form starting before it lies whole in the window. */
   private maskUntil(window: string): string {
-    const re = this.pattern;
-    const safeEnd = window.length - this.longestChars;
-    if (re === undefined) return window.slice(0, Math.max(0, safeEnd));
-    let out = '';
-    let pos = 0;
-    re.lastIndex = 0;
-    for (let m = re.exec(window); m !== null && m.index < safeEnd; m = re.exec(window)) {
-      out += window.slice(pos, m.index) + REDACTED;
-      pos = m.index + m[0].length;
-    }
-    re.lastIndex = 0;
-    return pos < safeEnd ? out + window.slice(pos, safeEnd) : out;
+    return this.render(window, Math.max(0, window.length - this.longestChars));
   }
 }
 

@@ -1,8 +1,9 @@
 import type { ConfirmRuleFile } from '../tools/schema.js';
 import { argAt, argSegments } from '../util/args.js';
-import { normalizePath, underPrefix } from '../guards/path.js';
+import { pathProblem } from '../guards/path.js';
 
-type Condition = (args: unknown) => boolean;
+/** True when the condition holds; async where a path's symbolic links are walked. */
+type Condition = (args: unknown) => boolean | Promise<boolean>;
 
 /** `confirm`: always, never, or only when one of the rule's conditions holds for the arguments. */
 export type ConfirmPolicy = boolean | { readonly when: readonly Condition[]; readonly describe: string };
@@ -12,7 +13,7 @@ export function compileConfirm(confirm: boolean | ConfirmRuleFile): ConfirmPolic
   const when = confirm.when.map((c): Condition => {
     const segs = argSegments(c.arg);
     const re = c.matches ? new RegExp(c.matches, 'i') : undefined;
-    return (args) => {
+    return async (args) => {
       const v = argAt(args, segs);
       if (v === undefined) return false;
       if (typeof v === 'number') {
@@ -23,10 +24,8 @@ export function compileConfirm(confirm: boolean | ConfirmRuleFile): ConfirmPolic
       }
       if (c.equals !== undefined && v === c.equals) return true;
       if (typeof v === 'string') {
-        if (c.notUnder !== undefined) {
-          const p = normalizePath(v);
-          if (p === undefined || !underPrefix(p, c.notUnder)) return true;
-        }
+        // The path guard's whole check, symbolic links walked: a link inside that leads out asks too.
+        if (c.notUnder !== undefined && (await pathProblem(v, [c.notUnder])) !== undefined) return true;
         if (re?.test(v)) return true;
       }
       return false;
@@ -35,6 +34,8 @@ export function compileConfirm(confirm: boolean | ConfirmRuleFile): ConfirmPolic
   return { when, describe: confirm.when.map((c) => c.arg).join(', ') };
 }
 
-export function needsConfirmation(policy: ConfirmPolicy, args: unknown): boolean {
-  return typeof policy === 'boolean' ? policy : policy.when.some((c) => c(args));
+export async function needsConfirmation(policy: ConfirmPolicy, args: unknown): Promise<boolean> {
+  if (typeof policy === 'boolean') return policy;
+  for (const c of policy.when) if (await c(args)) return true;
+  return false;
 }

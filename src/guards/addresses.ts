@@ -77,6 +77,14 @@ export function isSpecialAddress(ip: string): boolean {
 }
 
 /**
+ * A resolver's answer that may not be connected to: special, or not an IP address at all (fail
+ * closed: '127.000.000.001' or '2130706433' from a custom resolver is no address to judge).
+ */
+export function isUnsafeAnswer(address: string): boolean {
+  return isIP(address.replace(/%.*$/, '')) === 0 || isSpecialAddress(address);
+}
+
+/**
  * Internal by definition: a single label (resolved through search domains to internal hosts:
  * `metadata`, `kubernetes`), `localhost` and `*.localhost` (loopback, RFC 6761), mDNS `*.local`,
  * `*.internal` (reserved for private use, cloud metadata), `*.home.arpa` (RFC 8375), and the

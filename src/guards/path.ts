@@ -55,6 +55,8 @@ export function readPath(raw: string, how: PathReading = LINUX_READING): Read {
     if (!how.backslashSeparator) return { problem: 'the path holds a backslash: a separator on Windows, a file name character on Linux' };
     p = p.replace(/\\/g, '/');
   }
+  // Where '\\' is a separator (Windows), 'C:\\x' and 'C:x' name another drive and 'f:s' a stream.
+  if (how.backslashSeparator && p.includes(':')) return { problem: "the path holds a ':' (a drive letter or a stream where '\\' is a separator)" };
   if (p === '') return { problem: 'the path is empty' };
   if (p.startsWith('/')) return { path: posix.normalize(`/${p}`).replace(/(.)\/$/, '$1'), walk: p };
   // A relative path: the kernel clamps '..' at the root, not at the working directory.

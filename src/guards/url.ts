@@ -2,7 +2,7 @@ import { lookup as dnsLookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
 import { globToRegExp } from '../auth/caller.js';
 import { isWellFormed } from '../util/unicode.js';
-import { isInternalName, isSpecialAddress } from './addresses.js';
+import { isInternalName, isSpecialAddress, isUnsafeAnswer } from './addresses.js';
 
 export { isPrivateHost } from './addresses.js';
 
@@ -138,7 +138,7 @@ export async function resolvedProblem(url: URL, lookup: LookupAll): Promise<stri
     });
     const addrs = await Promise.race([lookup(host), late]);
     if (addrs.length === 0) return `host ${host} does not resolve`;
-    if (addrs.some((a) => isSpecialAddress(a.address))) return `host ${host} resolves to a private, loopback, metadata or special-purpose address`;
+    if (addrs.some((a) => isUnsafeAnswer(a.address))) return `host ${host} resolves to a private, loopback, metadata or special-purpose address`;
     return undefined;
   } catch (e) {
     return `host ${host} does not resolve (${(e as NodeJS.ErrnoException).code ?? 'error'})`;

@@ -183,7 +183,7 @@ export class CallPipeline {
       }
       if (!req.approval) {
         if (req.sessionId) await checkLoop(this.deps.state, this.deps.limits, { caller, sessionId: req.sessionId, tool: tool.name, argsDigest }, this.deps.onWarning);
-        if (needsConfirmation(tool.confirm, args)) {
+        if (await needsConfirmation(tool.confirm, args)) {
           const pending = await this.deps.gate(tool, args, req, callId);
           if (run.idem) await this.idempotency.complete(caller, run.idem.key, run.idem.digest, pending);
           const durationMs = Math.round(performance.now() - started);

@@ -42,7 +42,17 @@ export function renderUrl(t: Template, args: Readonly<Record<string, unknown>>):
       culprits.push(`/${p.path.join('/')}`);
     }
   }
-  const href = render(t, args, encodeURIComponent);
+  let href: string;
+  try {
+    href = render(t, args, encodeURIComponent);
+  } catch (e) {
+    if (!(e instanceof URIError)) throw e;
+    // A lone surrogate ("\ud800" is valid JSON) has no UTF-8 form to percent-encode.
+    throw new GatewayError('INVALID_ARGUMENTS', 'an argument in the URL of the backend is not well-formed Unicode', {
+      modelMessage: 'An argument holds a lone surrogate (not well-formed Unicode), which cannot be put in a URL; send well-formed text.',
+      details: [{ path: '/', message: 'not well-formed Unicode (a lone surrogate)' }],
+    });
+  }
   if (culprits.length === 0 && !hasDotSegment(href)) return href;
   const message = "a '.' or '..' path segment would climb out of the tool's URL path";
   throw new GatewayError('INVALID_ARGUMENTS', 'an argument makes a dot segment in the URL path of the backend', {

@@ -25,6 +25,10 @@ describe('secret masking before cuts, in every encoding', () => {
     base64url: (s) => Buffer.from(s).toString('base64url'),
     uri: encodeURIComponent,
     form: (s) => new URLSearchParams([['k', s]]).toString().slice(2),
+    // How other stacks write it: Go's encoding/json (& as \u0026), PHP's json_encode (/ as \/), mixed hex case.
+    gojson: (s) => JSON.stringify(s).slice(1, -1).replace(/&/g, '\\u0026'),
+    phpjson: (s) => JSON.stringify(s).slice(1, -1).replace(/\//g, '\\/'),
+    mixedhex: (s) => encodeURIComponent(s).replace(/%2F|%3D/g, (x) => x.toLowerCase()),
   };
   const lines: string[] = [];
   let app: FastifyInstance;
@@ -103,7 +107,7 @@ describe('secret masking before cuts, in every encoding', () => {
     }
   });
 
-  it.each(['base64', 'base64url', 'uri', 'form', 'basic'])('masks the %s form of the secret in a 4xx body, also across the cut', async (form) => {
+  it.each(['base64', 'base64url', 'uri', 'form', 'basic', 'gojson', 'phpjson', 'mixedhex'])('masks the %s form of the secret in a 4xx body, also across the cut', async (form) => {
     for (const [status, pad] of [[400, 10], [404, 1010], [500, 1020]] as const) {
       const res = await call('echo.error', { status, pad, form });
       expect(res.statusCode).toBe(502);

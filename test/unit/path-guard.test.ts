@@ -84,6 +84,14 @@ describe('path guard: one reading of the text', () => {
     expect(await problemOf(w, '/srv/shared-evil\\x')).toContain('leaves');
   });
 
+  it('backslashSeparator: a drive letter or a stream (Windows reads C:\\x as absolute) is refused', async () => {
+    const w = { pathPrefixes: ['/srv/shared'], backslashSeparator: true, relativeTo: '/srv/shared' };
+    for (const p of ['C:\\Windows\\System32\\evil.dll', 'c:/Windows/x', 'D:x', '/srv/shared/C:\\x', 'a.txt:stream', '/srv/shared/a.txt::$DATA']) {
+      expect(await problemOf(w, p)).toContain("':'");
+    }
+    expect(await check({ pathPrefixes: ['/srv/shared'] }, '/srv/shared/a:b')).toEqual({ ok: true, value: '/srv/shared/a:b' });
+  });
+
   it('relativeTo: a relative path is judged against the upstream working directory, and may not climb above it', async () => {
     const r = { pathPrefixes: ['/srv/shared'], relativeTo: '/srv/shared' };
     expect(await check(r, 'a/b.txt')).toEqual({ ok: true, value: 'a/b.txt' });
@@ -162,9 +170,27 @@ describe('confirm rule notUnder: the same one reading', () => {
   it('asks for confirmation when a path is ambiguous, instead of judging one reading of it', async () => {
     const { compileConfirm, needsConfirmation } = await import('../../src/confirm/rule.js');
     const rule = compileConfirm({ when: [{ arg: 'path', notUnder: '/srv/tmp' }] });
-    expect(needsConfirmation(rule, { path: '/srv/tmp/a.txt' })).toBe(false);
+    expect(await needsConfirmation(rule, { path: '/srv/tmp/a.txt' })).toBe(false);
     for (const path of ['/srv/tmp/%2e%2e/%2e%2e/etc/passwd%zz', '/srv/tmp%2fx', '/srv/tmp\\..\\..\\etc', '/srv/tmp/../etc']) {
-      expect(needsConfirmation(rule, { path }), path).toBe(true);
+      expect(await needsConfirmation(rule, { path }), path).toBe(true);
+    }
+  });
+
+  it('asks for confirmation when a path under the prefix leads out through a symbolic link (it ungated a write to /etc)', async () => {
+    const { compileConfirm, needsConfirmation } = await import('../../src/confirm/rule.js');
+    const root = realpathSync(mkdtempSync(join(tmpdir(), 'toolgate-confirm-')));
+    try {
+      mkdirSync(join(root, 'tmp', 'sub'), { recursive: true });
+      symlinkSync('/etc', join(root, 'tmp', 'link-etc'));
+      symlinkSync('../..', join(root, 'tmp', 'sub', 'upup'));
+      symlinkSync('/etc/toolgate-new', join(root, 'tmp', 'dangling'));
+      const rule = compileConfirm({ when: [{ arg: 'path', notUnder: join(root, 'tmp') }] });
+      expect(await needsConfirmation(rule, { path: join(root, 'tmp', 'sub', 'new.txt') })).toBe(false);
+      for (const p of ['link-etc/new.conf', 'sub/upup/x', 'dangling']) {
+        expect(await needsConfirmation(rule, { path: join(root, 'tmp', p) }), p).toBe(true);
+      }
+    } finally {
+      rmSync(root, { recursive: true, force: true });
     }
   });
 });

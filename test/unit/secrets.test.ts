@@ -134,6 +134,47 @@ describe('mask, then cut', () => {
   });
 });
 
+describe('secrets escaped by other encoders, in any mix (red team)', () => {
+  const m = new SecretMatcher([ODD]);
+  const hex4 = (c: string) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`;
+  let k = 0;
+  it.each([
+    // Go's encoding/json escapes <, > and & as \u003c, \u003e, \u0026.
+    ['Go JSON (& as \\u0026)', (s: string) => JSON.stringify(s).slice(1, -1).replace(/[<>&]/g, hex4)],
+    // Python's json.dumps (ensure_ascii) writes non-ASCII as \u00e9; some encoders upper-case it.
+    ['Python JSON (é as \\u00e9)', (s: string) => JSON.stringify(s).slice(1, -1).replace(/[^\x00-\x7f]/g, hex4)],
+    ['JSON with upper-case \\u00E9', (s: string) => JSON.stringify(s).slice(1, -1).replace(/[^\x00-\x7f]/g, (c) => hex4(c).toUpperCase().replace('\\U', '\\u'))],
+    // PHP's json_encode escapes '/' as \/.
+    ['PHP JSON (/ as \\/)', (s: string) => JSON.stringify(s).slice(1, -1).replace(/\//g, '\\/')],
+    ['every character as \\uXXXX', (s: string) => [...s].map(hex4).join('')],
+    ['URL-encoded, hex case mixed (%2f next to %2B)', (s: string) => encodeURIComponent(s).replace(/%[0-9A-F]{2}/g, (x) => (k++ % 2 ? x.toLowerCase() : x))],
+    ["URL-encoded with RFC 3986's reserved ~ too (%7E)", (s: string) => encodeURIComponent(s).replace(/~/g, '%7E')],
+    ['every byte percent-encoded', (s: string) => [...Buffer.from(s)].map((b) => `%${b.toString(16).padStart(2, '0')}`).join('')],
+  ])('masks the %s form', (_name, encode) => {
+    const form = encode(ODD);
+    expect(form).not.toBe(ODD);
+    const out = m.mask(`{"error":"bad key ${form} given"}`);
+    expect(out).toBe(`{"error":"bad key ${REDACTED} given"}`);
+    const cut = m.cut(`${'x'.repeat(1000)}${form}${'y'.repeat(2000)}`, 1024);
+    expect(cut.includes(form.slice(0, 6))).toBe(false);
+  });
+
+  it('stays fast with 1,000 secrets on a megabyte full of escapes', () => {
+    const many = Array.from({ length: 1000 }, (_, i) => `sec/${i}+${'k'.repeat(12)}`);
+    const big = new SecretMatcher(many);
+    const text = 'lorem %20ipsum \\u0041 \\n '.repeat(40_000);
+    const t0 = performance.now();
+    expect(big.mask(text)).toBe(text);
+    expect(performance.now() - t0).toBeLessThan(2000);
+    expect(big.mask(`a ${encodeURIComponent(many[7] as string).toLowerCase()} b`)).toBe(`a ${REDACTED} b`);
+  });
+
+  it('leaves escapes that decode to no secret as they are', () => {
+    const text = 'a %zz \\q %C3 \\u12 %41%42 \\u0041 end';
+    expect(m.mask(text)).toBe(text);
+  });
+});
+
 describe('scrubbing values for the audit log and logs', () => {
   it('masks encoded forms inside nested values; returns the value itself when nothing is secret', () => {
     const value = { a: [{ b: `x ${Buffer.from(SECRET).toString('base64')} y` }], c: encodeURIComponent(SECRET) };

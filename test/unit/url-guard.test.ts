@@ -279,6 +279,16 @@ describe('URL guard: resolve: true, against a real DNS server on 127.0.0.1', () 
     expect((await check(anyPublic, 'http://127.0.0.1.nip.io/', dns.lookup())).ok).toBe(true);
   });
 
+  it('fails closed on an answer that is no IP address, and judges mapped and NAT64 answers by their IPv4 (a custom resolver)', async () => {
+    for (const address of ['127.000.000.001', '0177.0.0.1', '2130706433', 'localhost', '', '::ffff:127.0.0.1', '64:ff9b::a9fe:a9fe', 'fd00:ec2::254']) {
+      const lookup: LookupAll = async () => [{ address, family: address.includes(':') ? 6 : 4 }];
+      const v = await check(resolving, 'http://public.example.com/', lookup);
+      expect(v.ok, address).toBe(false);
+    }
+    const fine: LookupAll = async () => [{ address: '::ffff:8.8.8.8', family: 6 }];
+    expect((await check(resolving, 'http://public.example.com/', fine)).ok).toBe(true);
+  });
+
   it('a file may not ask for resolve together with allowPrivate', async () => {
     const { guardKindProblem } = await import('../../src/guards/index.js');
     expect(guardKindProblem({ arg: 'url', urlHosts: [], resolve: true, allowPrivate: true })).toContain('choose one');

@@ -1,7 +1,7 @@
 import type { LookupAddress, LookupOptions } from 'node:dns';
 import { Agent, request } from 'undici';
 import { GatewayError } from '../../errors.js';
-import { isSpecialAddress } from '../../guards/addresses.js';
+import { isUnsafeAnswer } from '../../guards/addresses.js';
 import type { LookupAll } from '../../guards/url.js';
 import type { AdapterRequest, UpstreamPayload } from '../types.js';
 
@@ -20,7 +20,7 @@ function checkedLookup(resolve: LookupAll, allowPrivate: boolean) {
     resolve(hostname)
       .then((found) => {
         const wanted = options.family === 4 || options.family === 6 ? found.filter((a) => a.family === options.family) : [...found];
-        if (!allowPrivate && found.some((a) => isSpecialAddress(a.address))) {
+        if (!allowPrivate && found.some((a) => isUnsafeAnswer(a.address))) {
           throw Object.assign(new Error(`host ${hostname} resolves to a private, loopback, metadata or special-purpose address`), { code: SPECIAL });
         }
         const first = wanted[0];
