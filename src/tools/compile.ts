@@ -2,7 +2,7 @@ import type { Ajv2020 } from 'ajv/dist/2020.js';
 import type { ValidateFunction } from 'ajv';
 import type { Config } from '../config/schema.js';
 import { sha256Hex } from '../util/hash.js';
-import { parseJsonTemplate, parseTemplate } from '../util/template.js';
+import { Template, parseJsonTemplate, parseTemplate, render } from '../util/template.js';
 import { urlTemplateProblem } from '../util/url-template.js';
 import type { FileProblem } from '../util/source.js';
 import { BUILTIN_NAMES } from '../adapters/builtin/index.js';
@@ -204,12 +204,18 @@ function compileTarget(
     }
     headers.push([name.toLowerCase(), tpl]);
   }
+  const body = h.body === undefined ? undefined : parseJsonTemplate(h.body);
+  const contentType = headers.find(([name]) => name === 'content-type')?.[1];
+  if (body instanceof Template && body.names.length > 0 && !body.single && contentType && /json/i.test(render(contentType, {}))) {
+    // Text placeholders are inserted unescaped: an argument `x","admin":true` would add keys.
+    problem(`${path}/http/body`, 'a JSON body with placeholders must be written as an object or array (each value is then escaped), not as a string template');
+  }
   return {
     kind: 'http',
     method: h.method ?? 'GET',
     url,
     headers,
-    body: h.body === undefined ? undefined : parseJsonTemplate(h.body),
+    body,
     maxResponseBytes: h.maxResponseBytes ?? ctx.defaults.http.maxResponseBytes,
   };
 }

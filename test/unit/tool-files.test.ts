@@ -47,6 +47,7 @@ describe('tool files', () => {
     ['templated-forwarded-host.yaml', '/backends/0/http/headers/X-Forwarded-Host', 8, 'cannot be templated'],
     ['dot-segment-url.yaml', '/backends/0/http/url', 6, "'.' or '..' segment"],
     ['fetch-unguarded.yaml', '/backends/0/builtin', 6, 'builtin fetch needs a URL guard'],
+    ['json-string-body.yaml', '/backends/0/http/body', 10, 'must be written as an object or array'],
     ['bad-schema.yaml', '/inputSchema', 4, 'not a valid JSON Schema'],
     ['cached-write.yaml', '/cache/ttlSeconds', 4, 'read-only idempotent'],
     ['cache-fallback-write.yaml', '/fallback/cache', 4, 'read-only idempotent'],
