@@ -1,6 +1,13 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { stringify } from 'yaml';
 import { SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseArgs, UsageError } from '../../src/cli/args.js';
+import { formatReport } from '../../src/cli/format.js';
+import { runCheck } from '../../src/cli/run.js';
 import { createLogger } from '../../src/logger.js';
 import { startGateway, type TestGateway } from '../helpers/app.js';
 import { lineSink } from '../helpers/log-lines.js';
@@ -160,5 +167,37 @@ describe('GET /admin/mcp: every declared server and why it is not up', () => {
     const anonymous = await gw.app.inject({ method: 'GET', url: '/admin/mcp' });
     expect(anonymous.statusCode).toBe(401);
     expect(anonymous.json<{ error: { code: string } }>().error.code).toBe('UNAUTHENTICATED');
+  });
+});
+
+describe('toolgate check --connect: each server started once, bounded', () => {
+  it('names why a server cannot connect (an error, exit 1) and shows the one that can', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'toolgate-check-connect-'));
+    const write = (name: string, value: unknown) => writeFileSync(join(dir, name), stringify(value));
+    write('typo.yaml', { kind: 'mcp-server', name: 'typo', transport: 'stdio', command: 'nodee', args: ['server.js'] });
+    write('crash.yaml', { kind: 'mcp-server', name: 'crash', transport: 'stdio', command: node, args: [fixture('crash-server.mjs')], env: { FIXTURE_TOKEN: '${env:FIXTURE_TOKEN}' } });
+    write('everything.yaml', { kind: 'mcp-server', name: 'everything', transport: 'stdio', command: node, args: [EVERYTHING, 'stdio'] });
+    const started = Date.now();
+    const report = await runCheck({ toolsDir: dir, env: { FIXTURE_TOKEN: TOKEN }, connectTimeoutMs: 5000 });
+    expect(Date.now() - started).toBeLessThan(8000);
+    expect(report.ok).toBe(false);
+    const typo = report.errors.find((e) => e.file.endsWith('typo.yaml'));
+    expect(typo?.message).toContain("MCP server 'typo' cannot connect: spawn nodee ENOENT");
+    const crash = report.errors.find((e) => e.file.endsWith('crash.yaml'));
+    expect(crash?.message).toContain('exited with code 3');
+    expect(crash?.message).toContain('token=[REDACTED]');
+    expect(JSON.stringify(report)).not.toContain(TOKEN);
+    const everything = report.mcpServers.find((s) => s.name === 'everything');
+    expect(everything?.connect).toMatchObject({ ok: true, protocolVersion: expect.any(String) });
+    expect(everything?.connect?.ok && everything.connect.tools).toBeGreaterThan(0);
+    expect(formatReport(report)).toMatch(/everything +stdio .*up \(2025-\d\d-\d\d, \d+ tools\)/);
+    expect(report.errors).toHaveLength(2);
+  }, 15000);
+
+  it('parses --connect and --connect=MS, and refuses a bad time', () => {
+    expect(parseArgs(['check', '--connect']).connectTimeoutMs).toBe(10000);
+    expect(parseArgs(['--connect=2500']).connectTimeoutMs).toBe(2500);
+    expect(parseArgs([]).connectTimeoutMs).toBeUndefined();
+    for (const bad of ['--connect=0', '--connect=abc', '--connect=1e9', '--connect=']) expect(() => parseArgs([bad])).toThrow(UsageError);
   });
 });
