@@ -80,6 +80,10 @@ describe('GET /admin/mcp: every declared server and why it is not up', () => {
         'modern-answer.yaml': {
           kind: 'mcp-server', name: 'modern-answer', transport: 'stdio', command: node, args: [fixture('modern-only-server.mjs')], env: { ANSWER: '1' }, prestart: true,
         },
+        'modern-call.yaml': {
+          name: 'modern.call', description: 'a tool of the server with no common version', sideEffect: 'read', timeoutMs: 5000,
+          backends: [{ id: 'mcp', mcp: { server: 'modern', tool: 'echo' } }],
+        },
         'everything.yaml': { kind: 'mcp-server', name: 'everything', transport: 'stdio', command: node, args: [EVERYTHING, 'stdio'], prestart: true },
       },
     });
@@ -143,6 +147,13 @@ describe('GET /admin/mcp: every declared server and why it is not up', () => {
     const metrics = parseExposition((await gw.app.inject({ method: 'GET', url: '/metrics', headers: { authorization: `Bearer ${ADMIN}` } })).body);
     expect(sampleValue(metrics, 'toolgate_mcp_restarts_total', { server: 'modern' }) ?? 0).toBe(after.restarts);
     expect(after.restarts).toBeLessThanOrEqual(1);
+
+    // A call does not wait out its deadline for the slow retry: it fails at once, saying why.
+    const started = Date.now();
+    const res = await gw.call('modern.call', {}, { key: AGENT });
+    expect(Date.now() - started).toBeLessThan(1500);
+    expect(res.statusCode).toBe(503);
+    expect(res.json<{ error: { message: string } }>().error.message).toContain('no common protocol version');
 
     // A server that answers initialize with a revision the SDK refuses is the same case.
     const answered = await server('modern-answer');
