@@ -185,6 +185,11 @@ export class Gateway extends EventEmitter<{ reload: [ReloadResult] }> {
     this.readiness.add('mcp', () => this.mcp.readiness());
     this.metrics.feed({ mcpConnections: () => this.mcpPool.statuses() });
     this.mcpPool.on('restart', (e) => this.metrics.mcpRestarted(e.server));
+    // Once per change of condition, not per retry: the cause is in the line (and in GET /admin/mcp).
+    this.mcpPool.on('condition', ({ server, condition, previous, lastError }) => {
+      if (condition === 'up') opts.log?.info({ server, state: condition, previous }, `MCP server '${server}' is up`);
+      else if (condition !== 'connecting') opts.log?.warn({ server, state: condition, previous, lastError }, `MCP server '${server}' ${condition === 'failed' ? 'failed (retried slowly)' : 'is down (retrying with backoff)'}: ${lastError ?? 'no cause known'}`);
+    });
   }
 
   /** First load of tools.d, then (config `tools.watch`) reloads on every change in it. */

@@ -5,15 +5,19 @@ export interface CheckArgs {
   readonly toolsDir: string | undefined;
   readonly json: boolean;
   readonly help: boolean;
+  /** `--connect[=MS]`: start each MCP server once, bounded by MS (default 10000). */
+  readonly connectTimeoutMs: number | undefined;
 }
 
-export const USAGE = `usage: toolgate check [--config FILE] [--tools-dir DIR] [--json]
+export const USAGE = `usage: toolgate check [--config FILE] [--tools-dir DIR] [--json] [--connect[=MS]]
 
 Validates the gateway config and every tools.d file as the server would, lists the tools it
 would serve and warns about risky settings.
   --config FILE     config file (default: $TOOLGATE_CONFIG, else config/gateway.yaml)
   --tools-dir DIR   tools directory (default: the config's tools.dir)
   --json            one JSON document { ok, errors, warnings, tools, ... }
+  --connect[=MS]    also start each MCP server once (each bounded by MS, default 10000), list its
+                    tools and end it; a server that does not come up is an error naming why
 Exit status: 0 no errors (warnings allowed), 1 errors found, 2 usage error.`;
 
 export class UsageError extends Error {}
@@ -23,6 +27,7 @@ export function parseArgs(argv: readonly string[]): CheckArgs {
   let toolsDir: string | undefined;
   let json = false;
   let help = false;
+  let connectTimeoutMs: number | undefined;
   // `toolgate check ...` (the npm bin) and `node dist/cli/check.js ...` both work.
   for (let i = argv[0] === 'check' ? 1 : 0; i < argv.length; i++) {
     const arg = argv[i] as string;
@@ -44,6 +49,12 @@ export function parseArgs(argv: readonly string[]): CheckArgs {
         if (flag !== arg) throw new UsageError('--json takes no value');
         json = true;
         break;
+      case '--connect': {
+        const ms = flag === arg ? 10_000 : Number(arg.slice(eq + 1));
+        if (!Number.isInteger(ms) || ms < 100 || ms > 600_000) throw new UsageError('--connect takes a time in ms, 100 to 600000');
+        connectTimeoutMs = ms;
+        break;
+      }
       case '-h':
       case '--help':
         help = true;
@@ -52,5 +63,5 @@ export function parseArgs(argv: readonly string[]): CheckArgs {
         throw new UsageError(arg.startsWith('-') ? `unknown option ${arg}` : `unexpected argument ${arg}`);
     }
   }
-  return { config, toolsDir, json, help };
+  return { config, toolsDir, json, help, connectTimeoutMs };
 }

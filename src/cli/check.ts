@@ -2,7 +2,7 @@
 import { parseArgs, UsageError, USAGE } from './args.js';
 
 /**
- * `toolgate check [--config F] [--tools-dir D] [--json]`: validates a config and its tools.d as the
+ * `toolgate check [--config F] [--tools-dir D] [--json] [--connect[=MS]]`: validates a config and its tools.d as the
  * server would, for a tools.d repository's CI. Exit 0: no errors; 1: errors; 2: usage error.
  */
 async function main(argv: readonly string[]): Promise<number> {
@@ -20,7 +20,7 @@ async function main(argv: readonly string[]): Promise<number> {
   }
   // Loaded only now: the loaders compile their schemas at import, which a usage error need not wait for.
   const [{ runCheck }, { formatReport }] = await Promise.all([import('./run.js'), import('./format.js')]);
-  const report = await runCheck({ config: args.config, toolsDir: args.toolsDir, env: process.env });
+  const report = await runCheck({ config: args.config, toolsDir: args.toolsDir, env: process.env, connectTimeoutMs: args.connectTimeoutMs });
   process.stdout.write(args.json ? `${JSON.stringify(report, null, 2)}\n` : formatReport(report));
   return report.ok ? 0 : 1;
 }

@@ -1,5 +1,5 @@
 import { formatProblem } from '../util/source.js';
-import type { CheckReport, ToolSummary } from './types.js';
+import type { CheckReport, ServerSummary, ToolSummary } from './types.js';
 
 /** The human form of a report: problems first (file:line: path: message), then tools, then warnings. */
 
@@ -10,6 +10,12 @@ function gate(t: ToolSummary): string {
 function table(rows: readonly string[][]): string[] {
   const widths = rows.reduce<number[]>((w, r) => r.map((c, i) => Math.max(w[i] ?? 0, c.length)), []);
   return rows.map((r) => '  ' + r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i] ?? 0))).join('  '));
+}
+
+/** The `--connect` column: up with its revision and tools, or down (the error is listed above). */
+function connected(s: ServerSummary): string[] {
+  if (!s.connect) return [];
+  return [s.connect.ok ? `up (${s.connect.protocolVersion ?? 'unknown revision'}, ${s.connect.tools} tools)` : 'DOWN'];
 }
 
 export function formatReport(r: CheckReport): string {
@@ -29,7 +35,7 @@ export function formatReport(r: CheckReport): string {
   lines.push(...(rows.length > 0 ? table(rows) : ['  (none)']));
   if (r.mcpServers.length > 0) {
     lines.push('', `MCP servers (${r.mcpServers.length}; their tools are imported when the gateway connects):`);
-    lines.push(...table(r.mcpServers.map((s) => [s.name, s.transport, `include: ${s.include === null ? '(all)' : s.include.join(', ')}`, s.file])));
+    lines.push(...table(r.mcpServers.map((s) => [s.name, s.transport, `include: ${s.include === null ? '(all)' : s.include.join(', ')}`, ...connected(s), s.file])));
   }
   if (r.warnings.length > 0) {
     lines.push('', `warnings (${r.warnings.length}):`, ...r.warnings.map((w) => `warning: ${formatProblem(w)} [${w.rule}]`));

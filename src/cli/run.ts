@@ -5,6 +5,7 @@ import { loadToolsDir, TOOL_FILE } from '../tools/loader.js';
 import type { CompiledTool } from '../tools/types.js';
 import type { Env } from '../util/env.js';
 import { parseSource, type FileProblem, type ParsedSource } from '../util/source.js';
+import { connectOnce } from './connect.js';
 import { withLine } from './locate.js';
 import { findInlineSecrets } from './secrets.js';
 import type { CheckReport, CheckWarning, ToolSummary } from './types.js';
@@ -14,6 +15,8 @@ export interface CheckOptions {
   readonly config?: string | undefined;
   readonly toolsDir?: string | undefined;
   readonly env: Env;
+  /** Start each MCP server once, bounded by this many ms (`--connect`); undefined: do not. */
+  readonly connectTimeoutMs?: number | undefined;
 }
 
 /** A file as written (no `${env:}` expansion), or undefined when it does not parse (the loader reports why). */
@@ -77,7 +80,8 @@ export async function runCheck(opts: CheckOptions): Promise<CheckReport> {
   }
 
   const dir = opts.toolsDir ?? loaded.config.tools.dir;
-  const registry = await loadToolsDir({ dir, env: opts.env, secrets: new Set(loaded.secrets), defaults: loaded.config.defaults });
+  const secrets = new Set(loaded.secrets); // grows with every ${env:} value of tools.d
+  const registry = await loadToolsDir({ dir, env: opts.env, secrets, defaults: loaded.config.defaults });
   const raws = new Map<string, ParsedSource | undefined>();
   let names: string[] = [];
   try {
@@ -95,7 +99,14 @@ export async function runCheck(opts: CheckOptions): Promise<CheckReport> {
   const open = openToAll(loaded.config.auth.mode, declaredKeys(configRaw));
   for (const t of registry.tools) warnings.push(...toolWarnings(t, rawOf, open));
   for (const s of registry.servers) warnings.push(...serverWarnings(s));
-  const mcpServers = registry.servers.map((s) => ({ name: s.spec.name, file: s.file, transport: s.spec.transport, include: s.spec.include ?? null }));
+  const connected = opts.connectTimeoutMs === undefined || registry.servers.length === 0
+    ? undefined
+    : await connectOnce(registry.servers, { timeoutMs: opts.connectTimeoutMs, secrets });
+  if (connected) errors.push(...connected.errors.map((p) => withLine(p, rawOf(p.file))));
+  const mcpServers = registry.servers.map((s) => {
+    const connect = connected?.results.get(s.spec.name);
+    return { name: s.spec.name, file: s.file, transport: s.spec.transport, include: s.spec.include ?? null, ...(connect ? { connect } : {}) };
+  });
   warnings.sort((a, b) => (a.file < b.file ? -1 : a.file > b.file ? 1 : (a.line ?? 0) - (b.line ?? 0)));
   return { ok: errors.length === 0, config, toolsDir: dir, errors, warnings, tools: registry.tools.map(summarize), mcpServers };
 }

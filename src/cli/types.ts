@@ -26,7 +26,13 @@ export interface ServerSummary {
   readonly file: string;
   readonly transport: string;
   readonly include: readonly string[] | null;
+  /** With `--connect`: whether it started, its protocol revision and tool count, or why not. */
+  readonly connect?: ConnectResult;
 }
+
+export type ConnectResult =
+  | { readonly ok: true; readonly protocolVersion?: string; readonly tools: number }
+  | { readonly ok: false; readonly error: string };
 
 export interface CheckReport {
   readonly ok: boolean;

@@ -190,7 +190,8 @@ export class McpCatalog {
    */
   private async list(name: string): Promise<Tool[]> {
     const { pool } = this.deps;
-    if (pool.status(name)?.state === 'restarting') throw new Error(`MCP server '${name}' is restarting`);
+    const status = pool.status(name);
+    if (status?.state === 'restarting') throw new Error(`MCP server '${name}' is restarting${status.lastError ? `: ${status.lastError}` : ''}`);
     const failed = new Cancel();
     const onState = (e: { server: string; state: string }) => {
       if (e.server === name && (e.state === 'restarting' || e.state === 'closed')) failed.abort(new Error(`MCP server '${name}' is ${e.state}`));

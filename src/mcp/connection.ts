@@ -6,13 +6,16 @@ import { describeError, McpPoolError } from './errors.js';
 import { Limiter } from './limiter.js';
 import { McpSession } from './session.js';
 import { connectionKey } from './transports.js';
-import type { McpCallOptions, McpServerState, McpServerStatus, ResolvedPoolOptions } from './types.js';
+import { ConnectError } from './connect-failure.js';
+import type { McpCallOptions, McpCondition, McpServerState, McpServerStatus, ResolvedPoolOptions } from './types.js';
 
 /** Where a connection reports what happens to it (the pool turns these into events). */
 export interface ConnectionEvents {
   state: (state: McpServerState, previous: McpServerState, reason?: string) => void;
   restart: (restarts: number, reason: string) => void;
   toolsChanged: () => void;
+  /** The operator's view changed (once per change, not per retry). */
+  condition: (condition: McpCondition, previous: McpCondition, lastError?: string) => void;
 }
 
 /**
@@ -32,6 +35,9 @@ export class McpConnection {
   private restarts = 0;
   private readySince = 0;
   private lastError: string | undefined;
+  /** The last attempt cannot succeed as configured (no common protocol version): retried slowly. */
+  private failed = false;
+  private condition: McpCondition = 'connecting';
   private readonly limiter: Limiter;
   private readonly stateListeners = new Set<() => void>();
   private readonly retiring = new Set<Promise<void>>();
@@ -60,6 +66,7 @@ export class McpConnection {
       state: this.state,
       prestart: this.spec.prestart ?? MCP_SERVER_DEFAULTS.prestart,
       restarts: this.restarts,
+      failed: this.failed,
       inFlight: this.limiter.inFlight,
       queued: this.limiter.queued,
     };
@@ -68,6 +75,9 @@ export class McpConnection {
     if (pid !== undefined) status.pid = pid;
     if (sessionId !== undefined) status.sessionId = sessionId;
     if (this.lastError !== undefined) status.lastError = this.lastError;
+    const protocolVersion = this.state === 'ready' ? this.session?.protocolVersion : undefined;
+    if (protocolVersion !== undefined) status.protocolVersion = protocolVersion;
+    if (this.retryTimer !== undefined && this.state === 'restarting' && !this.opening) status.nextRetryAt = this.nextRetryAt;
     return status;
   }
 
@@ -100,7 +110,7 @@ export class McpConnection {
   async ping(deadline: number): Promise<void> {
     // Waiting out a restart backoff would only hide that the server is down.
     if (this.state === 'restarting') {
-      throw new McpPoolError('unavailable', `MCP server '${this.spec.name}' is restarting`, { server: this.spec.name, mayHaveReachedServer: false });
+      throw new McpPoolError('unavailable', `MCP server '${this.spec.name}' is restarting${this.because()}`, { server: this.spec.name, mayHaveReachedServer: false });
     }
     const session = await this.waitReady(deadline);
     await session.ping(Math.max(1, deadline - Date.now()));
@@ -132,6 +142,7 @@ export class McpConnection {
     clearTimeout(this.retryTimer);
     if (old) await old.close();
     this.attempt = 0;
+    this.failed = false;
     this.lastError = 'configuration changed';
     if (wasActive) await this.open();
     else this.setState('idle');
@@ -153,6 +164,7 @@ export class McpConnection {
   private async open(): Promise<void> {
     if (this.opening || this.state === 'closed') return this.opening;
     clearTimeout(this.retryTimer);
+    this.retryTimer = undefined;
     if (this.attempted) {
       this.restarts++;
       this.events.restart(this.restarts, this.lastError ?? 'reconnect');
@@ -173,7 +185,8 @@ export class McpConnection {
         onToolsChanged: () => this.events.toolsChanged(),
       });
     } catch (err) {
-      this.lastError = describeError(err);
+      this.lastError = err instanceof ConnectError ? err.message : describeError(err);
+      this.failed = err instanceof ConnectError && err.cannotSucceed;
       if (this.state !== 'closed') this.scheduleRetry();
       return;
     }
@@ -184,6 +197,7 @@ export class McpConnection {
     this.session = session;
     this.readySince = Date.now();
     this.lastError = undefined;
+    this.failed = false;
     // It may have died between the handshake and here.
     if (session.isEnded) return this.onLost(session, session.lostReason ?? 'session ended');
     this.setState('ready');
@@ -204,11 +218,28 @@ export class McpConnection {
   }
 
   private scheduleRetry(): void {
-    const delay = backoffDelay(this.attempt++, this.options.backoff);
+    // A server that cannot agree on a protocol version will not by retrying fast: no restart loop.
+    const delay = this.failed ? this.options.failedRetryMs : backoffDelay(this.attempt++, this.options.backoff);
     this.nextRetryAt = Date.now() + delay;
-    this.setState('restarting', this.lastError);
     this.retryTimer = setTimeout(() => void this.open(), delay);
     this.retryTimer.unref();
+    this.setState('restarting', this.lastError);
+    this.report();
+  }
+
+  /** ': <last error>' for messages, or nothing. */
+  private because(): string {
+    return this.lastError ? `: ${this.lastError}` : '';
+  }
+
+  /** Tells the pool when the operator's view changed: once per change, never per retry. */
+  private report(): void {
+    const next: McpCondition =
+      this.state === 'ready' ? 'up' : this.state === 'restarting' ? (this.failed ? 'failed' : 'backoff') : 'connecting';
+    if (next === this.condition || this.state === 'closed') return;
+    const previous = this.condition;
+    this.condition = next;
+    this.events.condition(next, previous, next === 'up' ? undefined : this.lastError);
   }
 
   /** The ready session, waiting (within the deadline) while connecting or restarting. */
@@ -216,6 +247,8 @@ export class McpConnection {
     for (;;) {
       if (this.state === 'idle') void this.open();
       if (this.state === 'ready' && this.session && !this.session.isEnded) return this.session;
+      // Waiting a minute for the slow retry would only hide the cause.
+      if (this.failed && this.state === 'restarting') throw this.notReadyError();
       if (this.state === 'closed') {
         throw new McpPoolError('unavailable', `MCP server '${this.spec.name}' was removed or the pool closed`, {
           server: this.spec.name, mayHaveReachedServer: false,
@@ -240,7 +273,8 @@ export class McpConnection {
       };
       const onAbort = (): void => {
         done();
-        reject(new McpPoolError('aborted', `call to MCP server '${this.spec.name}' aborted while waiting for a session`, {
+        const why = this.lastError ? `MCP server '${this.spec.name}' is not connected${this.because()} (call aborted while waiting for a session)` : undefined;
+        reject(new McpPoolError('aborted', why ?? `call to MCP server '${this.spec.name}' aborted while waiting for a session`, {
           server: this.spec.name, mayHaveReachedServer: false,
         }));
       };
@@ -255,8 +289,8 @@ export class McpConnection {
 
   private notReadyError(): McpPoolError {
     const retryAfterMs = Math.max(250, this.nextRetryAt - Date.now());
-    const why = this.lastError ? `: ${this.lastError}` : '';
-    return new McpPoolError('unavailable', `MCP server '${this.spec.name}' is ${this.state}, no session before the call's deadline${why}`, {
+    const what = this.failed ? 'failed (retried slowly)' : `${this.state}, no session before the call's deadline`;
+    return new McpPoolError('unavailable', `MCP server '${this.spec.name}' is ${what}${this.because()}`, {
       server: this.spec.name, mayHaveReachedServer: false, retryAfterMs,
     });
   }
@@ -266,6 +300,7 @@ export class McpConnection {
     if (previous === state) return;
     this.state = state;
     this.events.state(state, previous, reason);
+    this.report();
     for (const listener of [...this.stateListeners]) listener();
   }
 }

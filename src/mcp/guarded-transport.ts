@@ -22,6 +22,8 @@ export class GuardedTransport implements Transport {
   onclose?: () => void;
   onerror?: (error: Error) => void;
   onmessage?: <T extends JSONRPCMessage>(message: T, extra?: MessageExtraInfo) => void;
+  /** The revision the client agreed with the server in `initialize` (the SDK tells every transport). */
+  protocolVersion: string | undefined;
 
   constructor(
     readonly inner: Transport,
@@ -40,6 +42,7 @@ export class GuardedTransport implements Transport {
   }
 
   setProtocolVersion(version: string): void {
+    this.protocolVersion = version;
     this.inner.setProtocolVersion?.(version);
   }
 

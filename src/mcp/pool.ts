@@ -28,7 +28,8 @@ export interface McpStartReport {
  * (for stdio one child process in its own process group, shared by all calls).
  *
  * Events: `state` (every state change), `restart` (a reconnect attempt begins),
- * `toolsChanged` (list_changed notification, or a new session after a restart).
+ * `toolsChanged` (list_changed notification, or a new session after a restart), `condition`
+ * (the operator's view changed: connecting, up, backoff, failed; once per change, not per retry).
  *
  * Errors: every method rejects with McpPoolError only; see its `kind`. A tool result with
  * `isError: true` is thrown as `tool_error` (the result is in `details.result`).
@@ -150,6 +151,8 @@ export class McpPool extends EventEmitter<McpPoolEventMap> {
       state: (state, previous, reason) => this.emit('state', { server, state, previous, ...(reason === undefined ? {} : { reason }) }),
       restart: (restarts, reason) => this.emit('restart', { server, restarts, reason }),
       toolsChanged: () => this.emit('toolsChanged', { server }),
+      condition: (condition, previous, lastError) =>
+        this.emit('condition', { server, condition, previous, ...(lastError === undefined ? {} : { lastError }) }),
     });
   }
 
@@ -172,6 +175,7 @@ function resolveOptions(options: McpPoolOptions): ResolvedPoolOptions {
     pingTimeoutMs: options.pingTimeoutMs ?? 5000,
     listTimeoutMs: options.listTimeoutMs ?? 30000,
     backoff: { ...DEFAULT_BACKOFF, ...options.backoff },
+    failedRetryMs: options.failedRetryMs ?? 60000,
     killGraceMs: options.killGraceMs ?? 2000,
     stderrTailBytes: options.stderrTailBytes ?? 8192,
     secrets: options.secrets ?? new Set(),

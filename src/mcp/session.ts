@@ -9,6 +9,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { MCP_SERVER_DEFAULTS, type McpServerFile } from '../tools/mcp-server-schema.js';
 import { classifyFailure } from './classify.js';
+import { describeConnectFailure, stderrLines } from './connect-failure.js';
 import { describeError, McpPoolError } from './errors.js';
 import { GuardedTransport, TransportSendError } from './guarded-transport.js';
 import { ProcessGroupStdioTransport } from './stdio-transport.js';
@@ -65,7 +66,10 @@ export class McpSession {
     } catch (err) {
       session.intentional = true;
       await transport.close().catch(() => undefined);
-      throw new Error(`connect failed: ${describeError(err)}; ${session.describeEnd()}`, { cause: err });
+      const child = inner instanceof ProcessGroupStdioTransport ? inner : undefined;
+      // 'exit' may come before the last stderr bytes: they are usually the reason.
+      if (child) await child.stderrEnded(300);
+      throw describeConnectFailure(err, child && { exit: child.exit, stderrTail: child.stderrTail }, options.secrets);
     }
     session.setPingInterval(spec.pool?.pingIntervalMs ?? MCP_SERVER_DEFAULTS.pool.pingIntervalMs);
     return session;
@@ -73,6 +77,11 @@ export class McpSession {
 
   get isEnded(): boolean {
     return this.ended;
+  }
+
+  /** The revision agreed in `initialize`. */
+  get protocolVersion(): string | undefined {
+    return this.transport.protocolVersion;
   }
 
   get pid(): number | undefined {
@@ -241,8 +250,8 @@ export class McpSession {
       const exit = inner.exit;
       if (exit?.signal) parts.push(`server process killed by ${exit.signal}`);
       else if (exit?.code !== null && exit?.code !== undefined) parts.push(`server process exited with code ${exit.code}`);
-      const lastLine = inner.stderrTail.trim().split('\n').pop();
-      if (lastLine) parts.push(`last stderr line: ${secretMatcher(this.options.secrets).cut(lastLine, 300)}`);
+      const tail = stderrLines(secretMatcher(this.options.secrets).mask(inner.stderrTail));
+      if (tail) parts.push(`stderr: ${tail}`);
     } else {
       parts.push('connection closed');
     }

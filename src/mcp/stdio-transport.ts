@@ -50,6 +50,7 @@ export class ProcessGroupStdioTransport implements Transport {
   private readonly exited: Promise<void>;
   private markExited: () => void = () => undefined;
   private closeReported = false;
+  private stderrDone: Promise<void> = Promise.resolve();
 
   constructor(private readonly options: StdioChildOptions) {
     this.exited = new Promise((resolve) => {
@@ -72,6 +73,13 @@ export class ProcessGroupStdioTransport implements Transport {
     return Buffer.concat(this.stderrChunks).toString('utf8');
   }
 
+  /** Resolves when the child's stderr is closed (all of it read), or after `ms`. */
+  async stderrEnded(ms: number): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([this.stderrDone, new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)))]);
+    clearTimeout(timer);
+  }
+
   async start(): Promise<void> {
     if (this.child) throw new Error('transport already started');
     const { command, args, env, cwd } = this.options;
@@ -85,6 +93,7 @@ export class ProcessGroupStdioTransport implements Transport {
     this.child = child;
     child.stdout.on('data', (chunk: Buffer) => this.onStdout(chunk));
     child.stderr.on('data', (chunk: Buffer) => this.keepStderr(chunk));
+    this.stderrDone = new Promise((resolve) => child.stderr.once('close', () => resolve()));
     // EPIPE after the child died: the exit handler reports it; here it must not crash us.
     child.stdin.on('error', (err) => this.onerror?.(err));
     child.once('exit', (code, signal) => {

@@ -36,6 +36,7 @@ export interface McpPoolEventMap {
   restart: [McpRestart];
   /** `notifications/tools/list_changed`, or a new session after a restart (tools may differ). */
   toolsChanged: [{ server: string }];
+  condition: [McpConditionChange];
 }
 
 /** A snapshot of one server, for /readyz, admin views and tests. */
@@ -51,6 +52,27 @@ export interface McpServerStatus {
   pid?: number;
   /** Mcp-Session-Id of a Streamable HTTP session. */
   sessionId?: string;
+  lastError?: string;
+  /** The revision agreed in `initialize`, while a session is up. */
+  protocolVersion?: string;
+  /** Epoch ms of the next connect attempt while one is scheduled. */
+  nextRetryAt?: number;
+  /** The last attempt failed in a way retrying soon cannot fix (protocol versions): retried slowly. */
+  failed: boolean;
+}
+
+/**
+ * How an operator sees a server (GET /admin/mcp, warn logs): `connecting` (first attempt, or lazy
+ * and not yet needed), `up`, `backoff` (lost or failed, retrying with backoff), `failed` (cannot
+ * succeed as configured, e.g. no common protocol version: retried slowly).
+ */
+export type McpCondition = 'connecting' | 'up' | 'backoff' | 'failed';
+
+/** Emitted once per change of condition (not per retry), with the cause when not up. */
+export interface McpConditionChange {
+  server: string;
+  condition: McpCondition;
+  previous: McpCondition;
   lastError?: string;
 }
 
@@ -76,6 +98,8 @@ export interface McpPoolOptions {
   /** Deadline of listTools() when none is given. Default 30000. */
   listTimeoutMs?: number;
   backoff?: Partial<BackoffSettings>;
+  /** Delay between attempts of a server in `failed` (no common protocol version). Default 60000. */
+  failedRetryMs?: number;
   /** SIGTERM → SIGKILL grace for a stdio server's process group. Default 2000. */
   killGraceMs?: number;
   /** How much of a stdio server's stderr to keep for error messages. Default 8192. */

@@ -2,14 +2,28 @@ import type { FastifyInstance } from 'fastify';
 import type { Gateway } from '../gateway.js';
 import { GatewayError } from '../errors.js';
 import { auditRecord } from '../audit/record.js';
-import { ReloadResult, errorResponses } from './schemas.js';
+import { mcpAdminView } from '../mcp/admin-view.js';
+import { McpAdminView, ReloadResult, errorResponses } from './schemas.js';
 
-/** Admin routes: reload tools.d and see the last result; put a disabled backend or a held MCP tool back into service. */
+/** Admin routes: reload tools.d and see the last result; the MCP servers' states; put a disabled backend or a held MCP tool back into service. */
 export async function adminRoutes(app: FastifyInstance, opts: { gw: Gateway }): Promise<void> {
   const { gw } = opts;
   const schema = (summary: string) => ({ summary, tags: ['admin'], response: { 200: ReloadResult, ...errorResponses(401, 403) } });
   app.get('/admin/reload', { config: { role: 'admin' }, schema: schema('The last reload of tools.d') }, async () => gw.lastReload ?? (await gw.reload()));
   app.post('/admin/reload', { config: { role: 'admin' }, schema: schema('Reload tools.d now') }, async () => gw.reload());
+
+  app.get(
+    '/admin/mcp',
+    {
+      config: { role: 'admin' },
+      schema: { summary: 'Every declared MCP server: state, protocol version, tools, restarts and why it is not up', tags: ['admin'], response: { 200: McpAdminView, ...errorResponses(401, 403) } },
+    },
+    async () => {
+      const tools = new Map<string, number>();
+      for (const t of gw.registry.tools) if (t.mcp) tools.set(t.mcp.server, (tools.get(t.mcp.server) ?? 0) + 1);
+      return mcpAdminView(gw.mcpPool.statuses(), (server) => tools.get(server) ?? 0);
+    },
+  );
 
   app.post<{ Params: { name: string; id: string } }>(
     '/admin/tools/:name/backends/:id/enable',

@@ -79,6 +79,24 @@ export const ToolListQuery = Type.Object({
   format: Type.Optional(Type.Union(['toolgate', 'openai', 'anthropic', 'mcp'].map((f) => Type.Literal(f)))),
 });
 
+const NullableString = Type.Union([Type.String(), Type.Null()]);
+
+/** GET /admin/mcp: every declared MCP server and, when it is not up, why (SPEC §6). */
+export const McpAdminView = Type.Object({
+  servers: Type.Array(
+    Type.Object({
+      name: Type.String(),
+      transport: Type.Union(['stdio', 'streamable-http', 'sse'].map((t) => Type.Literal(t))),
+      state: Type.Union(['connecting', 'up', 'backoff', 'failed'].map((t) => Type.Literal(t))),
+      protocolVersion: NullableString,
+      tools: Type.Integer({ minimum: 0 }),
+      restarts: Type.Integer({ minimum: 0 }),
+      lastError: NullableString,
+      nextRetryAt: NullableString,
+    }),
+  ),
+});
+
 export const ReloadResult = Type.Object({
   generation: Type.Integer(),
   at: Type.String(),

@@ -43,6 +43,8 @@ export interface TestGatewayOptions {
   mcpTrace?: (server: string, direction: 'in' | 'out', message: unknown) => void;
   /** The resolver of URL guards and builtin fetch (a real resolver against test/helpers/dns-server.ts). */
   lookup?: LookupAll;
+  /** A pino logger (e.g. createLogger with test/helpers/log-lines.ts lineSink); default: none. */
+  logger?: Parameters<typeof buildApp>[0]['logger'];
 }
 
 /** Two agent keys: `agent-1` sees every tool, `agent-2` only `debug.*` (the tests of who may see and call what). */
@@ -79,7 +81,7 @@ export async function startGateway(opts: TestGatewayOptions = {}): Promise<TestG
   const app = await buildApp({
     loaded,
     env,
-    logger: false,
+    logger: opts.logger ?? false,
     ...(opts.rng ? { rng: opts.rng } : {}),
     // One injected clock for confirmations, the state store's expiry and the result cache.
     ...(opts.now ? { now: opts.now, state: new MemoryStore(opts.now) } : {}),

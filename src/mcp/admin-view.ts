@@ -1,0 +1,28 @@
+import type { Static } from '@sinclair/typebox';
+import type { McpAdminView } from '../routes/schemas.js';
+import type { McpCondition, McpServerStatus } from './types.js';
+
+/** The operator's name for a server's state (idle, lazy and not yet needed, counts as connecting). */
+export function conditionOf(status: McpServerStatus): McpCondition {
+  if (status.state === 'ready') return 'up';
+  if (status.state === 'restarting') return status.failed ? 'failed' : 'backoff';
+  return 'connecting';
+}
+
+/** GET /admin/mcp from the pool's snapshots; `tools` counts the tools each server serves in the registry. */
+export function mcpAdminView(statuses: readonly McpServerStatus[], toolsOf: (server: string) => number): Static<typeof McpAdminView> {
+  return {
+    servers: statuses
+      .filter((s) => s.state !== 'closed')
+      .map((s) => ({
+        name: s.server,
+        transport: s.transport,
+        state: conditionOf(s),
+        protocolVersion: s.protocolVersion ?? null,
+        tools: toolsOf(s.server),
+        restarts: s.restarts,
+        lastError: s.lastError ?? null,
+        nextRetryAt: s.nextRetryAt === undefined ? null : new Date(s.nextRetryAt).toISOString(),
+      })),
+  };
+}

@@ -1,0 +1,85 @@
+import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { ErrorCode, McpError, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
+import { secretMatcher } from '../audit/secrets.js';
+import { describeError } from './errors.js';
+import { TransportSendError } from './guarded-transport.js';
+import type { ChildExit } from './stdio-transport.js';
+
+/** JSON-RPC code of "Unsupported protocol version" (MCP 2026-07-28 servers answer initialize with it). */
+export const UNSUPPORTED_PROTOCOL_VERSION = -32022;
+
+const STDERR_LINES = 5;
+const STDERR_CHARS = 800;
+const BODY_CHARS = 200;
+
+/** What is known about a stdio child when its connect failed. */
+export interface ChildFacts {
+  exit: ChildExit | undefined;
+  stderrTail: string;
+}
+
+/** A failed connect + initialize, in words; `cannotSucceed` when retrying soon is pointless. */
+export class ConnectError extends Error {
+  override readonly name = 'ConnectError';
+  constructor(message: string, readonly cannotSucceed: boolean, cause: unknown) {
+    super(message, { cause });
+  }
+}
+
+/** The server and toolgate share no protocol revision: an error answer to initialize or the SDK's refusal of its answer. */
+export function isVersionMismatch(err: unknown): boolean {
+  if (err instanceof McpError && err.code === UNSUPPORTED_PROTOCOL_VERSION) return true;
+  if (err instanceof Error && err.message.startsWith("Server's protocol version is not supported")) return true;
+  const text = describeError(err instanceof TransportSendError ? err.cause : err);
+  // Over HTTP the JSON-RPC error may come back as the body of a 400.
+  return /-32022|unsupported protocol version/i.test(text);
+}
+
+/** Why connecting failed, for lastError, logs and the admin view (stderr and bodies masked and bounded). */
+export function describeConnectFailure(err: unknown, child: ChildFacts | undefined, secrets: ReadonlySet<string>): ConnectError {
+  const mask = (text: string): string => secretMatcher(secrets).mask(text);
+  const cause = err instanceof TransportSendError ? err.cause : err;
+  if (isVersionMismatch(err)) {
+    const data = err instanceof McpError ? supportedOf(err.data) : '';
+    const what = describeError(cause);
+    return new ConnectError(
+      `no common protocol version: ${cut(mask(what), BODY_CHARS)}${data}; toolgate speaks ${SUPPORTED_PROTOCOL_VERSIONS.join(', ')}`,
+      true,
+      err,
+    );
+  }
+  if (cause instanceof StreamableHTTPError && cause.code !== undefined && cause.code > 0) {
+    const body = cause.message.replace(/^Streamable HTTP error: (Error POSTing to endpoint: )?/, '');
+    return new ConnectError(`HTTP ${cause.code} from the server: ${cut(mask(body.trim()), BODY_CHARS) || '(empty body)'}`, false, err);
+  }
+  const errno = (cause as NodeJS.ErrnoException | undefined)?.code;
+  if (cause instanceof Error && typeof (cause as NodeJS.ErrnoException).syscall === 'string' && cause.message.startsWith('spawn ')) {
+    const hint = errno === 'ENOENT' ? ' (command or cwd not found)' : errno === 'EACCES' ? ' (not executable)' : '';
+    return new ConnectError(`${cause.message}${hint}`, false, err);
+  }
+  const parts: string[] = [];
+  const exit = child?.exit;
+  if (exit?.signal) parts.push(`server process killed by ${exit.signal} before initialize completed`);
+  else if (typeof exit?.code === 'number') parts.push(`server process exited with code ${exit.code} before initialize completed`);
+  else if (err instanceof McpError && err.code === ErrorCode.RequestTimeout) parts.push('no answer to initialize in time');
+  else parts.push(`connect failed: ${mask(describeError(cause))}`);
+  const tail = child ? stderrLines(mask(child.stderrTail)) : '';
+  if (tail) parts.push(`stderr: ${tail}`);
+  return new ConnectError(parts.join('; '), false, err);
+}
+
+/** The last lines of a (masked) stderr tail, joined with ' | ', bounded from the end. */
+export function stderrLines(text: string): string {
+  const lines = text.split('\n').map((l) => l.trimEnd()).filter(Boolean).slice(-STDERR_LINES);
+  const joined = lines.join(' | ');
+  return joined.length <= STDERR_CHARS ? joined : `…${joined.slice(-STDERR_CHARS)}`;
+}
+
+function supportedOf(data: unknown): string {
+  const supported = (data as { supported?: unknown } | undefined)?.supported;
+  return Array.isArray(supported) ? ` (the server speaks ${supported.filter((v) => typeof v === 'string').join(', ')})` : '';
+}
+
+function cut(text: string, max: number): string {
+  return text.length <= max ? text : `${text.slice(0, max)}…`;
+}
