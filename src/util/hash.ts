@@ -9,81 +9,66 @@ export function sha256Hex(data: string | Uint8Array): string {
   return oneShot ? oneShot('sha256', data, 'hex') : crypto.createHash('sha256').update(data).digest('hex');
 }
 
+/** An open array or object of canonicalJson's walk: its sorted keys (null for an array) and the next member. */
+interface Frame {
+  readonly container: object;
+  readonly keys: readonly string[] | null;
+  next: number;
+  wrote: boolean;
+}
+
 /**
  * JSON with object keys sorted, so equal values hash equally whatever their key order. Iterative
- * (an explicit stack: untrusted values may nest thousands of levels) and on the hot path: a flat
- * object (most arguments) takes a plain loop; otherwise parallel stacks instead of frame objects.
+ * (an explicit stack of frames: untrusted values may nest thousands of levels); a flat object, as
+ * most arguments are, takes a plain loop. Members whose value is undefined are skipped, as
+ * JSON.stringify does.
  */
 export function canonicalJson(value: unknown): string {
   if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? 'null';
   if (!Array.isArray(value) && isFlat(value)) return flatObject(value as Record<string, unknown>);
-  // Per open container: the container, its sorted keys (null for an array) and where it is. For an
-  // array that is the next index; for an object, the next key's index × 2, plus 1 once a member
-  // was written (members whose value is undefined are skipped, as JSON.stringify does). Pushes
-  // and pops are written out in place (helper calls cost about a tenth of the walk).
-  const containers: object[] = [value];
-  const keyLists: (string[] | null)[] = [];
-  const at: number[] = [0];
-  let out: string;
-  if (Array.isArray(value)) {
-    keyLists.push(null);
-    out = '[';
-  } else {
-    const keys = Object.keys(value);
-    sortKeys(keys);
-    keyLists.push(keys);
-    out = '{';
-  }
-  while (containers.length > 0) {
-    const top = containers.length - 1;
-    const keys = keyLists[top] as string[] | null;
-    const i = at[top] as number;
+  const stack: Frame[] = [];
+  let out = open(stack, value);
+  while (stack.length > 0) {
+    const f = stack[stack.length - 1] as Frame;
     let v: unknown;
-    if (keys === null) {
-      const arr = containers[top] as unknown[];
-      if (i >= arr.length) {
+    let key: string | undefined;
+    if (f.keys === null) {
+      const arr = f.container as readonly unknown[];
+      if (f.next >= arr.length) {
         out += ']';
-        containers.pop();
-        keyLists.pop();
-        at.pop();
+        stack.pop();
         continue;
       }
-      if (i > 0) out += ',';
-      v = arr[i];
-      at[top] = i + 1;
+      v = arr[f.next++];
     } else {
-      const obj = containers[top] as Record<string, unknown>;
-      let k = i >> 1;
-      while (k < keys.length && obj[keys[k] as string] === undefined) k++;
-      if (k >= keys.length) {
+      const obj = f.container as Readonly<Record<string, unknown>>;
+      while (f.next < f.keys.length && obj[f.keys[f.next] as string] === undefined) f.next++;
+      if (f.next >= f.keys.length) {
         out += '}';
-        containers.pop();
-        keyLists.pop();
-        at.pop();
+        stack.pop();
         continue;
       }
-      const key = keys[k] as string;
-      out += (i & 1 ? ',' : '') + JSON.stringify(key) + ':';
+      key = f.keys[f.next++] as string;
       v = obj[key];
-      at[top] = ((k + 1) << 1) | 1;
     }
-    if (v === null || typeof v !== 'object') {
-      out += JSON.stringify(v) ?? 'null';
-      continue;
-    }
-    containers.push(v);
-    at.push(0);
-    if (Array.isArray(v)) {
-      keyLists.push(null);
-      out += '[';
-    } else {
-      const ks = Object.keys(v);
-      sortKeys(ks);
-      keyLists.push(ks);
-      out += '{';
-    }
+    if (f.wrote) out += ',';
+    f.wrote = true;
+    if (key !== undefined) out += JSON.stringify(key) + ':';
+    out += v === null || typeof v !== 'object' ? (JSON.stringify(v) ?? 'null') : open(stack, v);
   }
   return out;
+}
+
+/** Pushes the frame of a container and returns its opening bracket. */
+function open(stack: Frame[], container: object): string {
+  if (Array.isArray(container)) {
+    stack.push({ container, keys: null, next: 0, wrote: false });
+    return '[';
+  }
+  const keys = Object.keys(container);
+  sortKeys(keys);
+  stack.push({ container, keys, next: 0, wrote: false });
+  return '{';
 }
 
 /** An object whose members are all primitives. */
