@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestGateway } from '../helpers/app.js';
-import { clientFile, ensureClients, runDriver, type DriverJob, type DriverOptions } from '../helpers/clients.js';
+import { clientFile, ensureClients, runDriver, type DriverJob, type DriverOptions, type DriverReport } from '../helpers/clients.js';
 import { ALL_TOOLS, KEYS, expectEchoed, expectElicitedAndRan, expectPendingThenApproved, ok, resultOf, startClientGateway } from '../helpers/client-gateway.js';
 
 interface Case {
@@ -41,38 +41,59 @@ describe('third-party MCP clients against /mcp and /sse', () => {
 
   const url = (t: Case['transport']) => `${base}${t === 'http' ? '/mcp' : '/sse'}`;
 
+  const title = (c: Case) =>
+    `${c.client} over ${c.transport === 'http' ? '/mcp (Streamable HTTP)' : '/sse (legacy SSE)'}: lists, calls, and a gated call ${c.elicits ? 'approved by its user through elicitation' : 'left pending, then approved over REST'}`;
+
+  /** One client's session as a user notices it; resolves with the report of the key that sees everything. */
+  async function exercise(c: Case, tag: string): Promise<DriverReport> {
+    const message = `hello from ${tag}`;
+    const wipe = { path: `/vol/${tag}` };
+    const del = { path: `/files/${tag}` };
+    const job: DriverJob = {
+      url: url(c.transport),
+      key: KEYS.agent,
+      transport: c.transport,
+      calls: [
+        { name: 'debug.echo', arguments: { message } },
+        { name: 'ops.wipe', arguments: wipe },
+        { name: 'files.delete', arguments: del },
+      ],
+      ...(c.elicits ? { elicit: 'accept' as const } : {}),
+    };
+    const [agent, limited] = await Promise.all([
+      runDriver(c.driver, job, c.opts()).then(ok),
+      runDriver(c.driver, { ...job, key: KEYS.limited, calls: [{ name: 'debug.echo', arguments: { message: `${message} (limited)` } }] }, c.opts()).then(ok),
+    ]);
+
+    expect([...agent.tools].sort()).toEqual(ALL_TOOLS);
+    await expectEchoed(gw, resultOf(agent, 0), message);
+    // ops.* may not be approved through elicitation: pending, named in the result, decided over REST
+    await expectPendingThenApproved(gw, resultOf(agent, 1), 'ops.wipe', wipe);
+    if (c.elicits) await expectElicitedAndRan(gw, agent, resultOf(agent, 2), del);
+    else await expectPendingThenApproved(gw, resultOf(agent, 2), 'files.delete', del);
+
+    // the key that may see only debug.* is shown only that, and its call works
+    expect(limited.tools).toEqual(['debug.echo']);
+    expect(JSON.parse(resultOf(limited, 0).text)).toEqual({ message: `${message} (limited)` });
+    return agent;
+  }
+
   for (const c of CASES) {
-    const tag = `${c.driver}${c.opts().args?.[0]?.startsWith('/') ? '' : `-${c.opts().args?.[0] ?? ''}`}-${c.transport}-${c.opts().node}`;
-    it(`${c.client} over ${c.transport === 'http' ? '/mcp (Streamable HTTP)' : '/sse (legacy SSE)'}: lists, calls, and a gated call ${c.elicits ? 'approved by its user through elicitation' : 'left pending, then approved over REST'}`, async () => {
-      const message = `hello from ${tag}`;
-      const wipe = { path: `/vol/${tag}` };
-      const del = { path: `/files/${tag}` };
-      const job: DriverJob = {
-        url: url(c.transport),
-        key: KEYS.agent,
-        transport: c.transport,
-        calls: [
-          { name: 'debug.echo', arguments: { message } },
-          { name: 'ops.wipe', arguments: wipe },
-          { name: 'files.delete', arguments: del },
-        ],
-        ...(c.elicits ? { elicit: 'accept' as const } : {}),
-      };
-      const [agent, limited] = await Promise.all([
-        runDriver(c.driver, job, c.opts()).then(ok),
-        runDriver(c.driver, { ...job, key: KEYS.limited, calls: [{ name: 'debug.echo', arguments: { message: `${message} (limited)` } }] }, c.opts()).then(ok),
-      ]);
-
-      expect([...agent.tools].sort()).toEqual(ALL_TOOLS);
-      await expectEchoed(gw, resultOf(agent, 0), message);
-      // ops.* may not be approved through elicitation: pending, named in the result, decided over REST
-      await expectPendingThenApproved(gw, resultOf(agent, 1), 'ops.wipe', wipe);
-      if (c.elicits) await expectElicitedAndRan(gw, agent, resultOf(agent, 2), del);
-      else await expectPendingThenApproved(gw, resultOf(agent, 2), 'files.delete', del);
-
-      // the key that may see only debug.* is shown only that, and its call works
-      expect(limited.tools).toEqual(['debug.echo']);
-      expect(JSON.parse(resultOf(limited, 0).text)).toEqual({ message: `${message} (limited)` });
+    it(title(c), async () => {
+      await exercise(c, `${c.client.replace(/\W+/g, '-')}-${c.transport}`);
     });
   }
+
+  // FAILS ON MAIN until /mcp speaks the 2026-07-28 era (issue 22, item 2). The AI SDK 2.x client
+  // probes with server/discover (1 s at most) and takes 2026-07-28 when offered, falling back to
+  // initialize only on a probe that fails without a Modern error code (-32020..-32022 end it): once
+  // the face speaks Modern, the same session must land on 2026-07-28, its gated call approved
+  // through the multi-round-trip input request, everything else unchanged.
+  describe('needs /mcp to speak MCP 2026-07-28 (Modern era)', () => {
+    const modern = CASES[0]!;
+    it(`${title(modern)}, on 2026-07-28 (server/discover)`, async () => {
+      const agent = await exercise(modern, 'ai-sdk-v2-modern');
+      expect(agent.protocolVersion).toBe('2026-07-28');
+    });
+  });
 });
