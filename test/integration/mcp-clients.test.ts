@@ -81,7 +81,7 @@ describe('third-party MCP clients against /mcp and /sse', () => {
   for (const c of CASES) {
     it(title(c), async () => {
       await exercise(c, `${c.client.replace(/\W+/g, '-')}-${c.transport}`);
-    });
+    }, 60_000);
   }
 
   // FAILS ON MAIN until /mcp speaks the 2026-07-28 era (issue 22, item 2). The AI SDK 2.x client
@@ -94,6 +94,6 @@ describe('third-party MCP clients against /mcp and /sse', () => {
     it(`${title(modern)}, on 2026-07-28 (server/discover)`, async () => {
       const agent = await exercise(modern, 'ai-sdk-v2-modern');
       expect(agent.protocolVersion).toBe('2026-07-28');
-    });
+    }, 60_000);
   });
 });

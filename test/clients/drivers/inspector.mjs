@@ -2,7 +2,7 @@
 // tools/call), with `--header "Authorization: Bearer …"`. argv[3]: 'v1' (@modelcontextprotocol/inspector-cli
 // 1.x) or 'v2' (@modelcontextprotocol/inspector 2.x `--cli`, with `--protocol-era job.era` when given).
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -13,6 +13,7 @@ const v1 = process.argv[3] === 'v1';
 const bin = v1 ? join(here, '../node_modules/inspector-cli-v1/build/index.js') : join(here, '../node_modules/@modelcontextprotocol/inspector/clients/launcher/build/index.js');
 // Inspector 2.x keeps a catalog and client config under $HOME: a fresh one, away from the user's.
 const home = mkdtempSync(join(tmpdir(), 'inspector-home-'));
+process.on('exit', () => rmSync(home, { recursive: true, force: true }));
 
 function cli(method, extra = []) {
   const args = [bin, ...(v1 ? [] : ['--cli']), job.url, '--transport', job.transport, '--header', `Authorization: Bearer ${job.key}`, '--method', method, ...extra];

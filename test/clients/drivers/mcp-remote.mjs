@@ -1,7 +1,7 @@
 // mcp-remote driven over stdio, as a local-only MCP client (Claude Desktop, say) runs it: spawned with
 // the gateway's URL and `--header Authorization:Bearer …`, spoken to with the SDK 1.x Client over
 // its stdin/stdout (StdioClientTransport). argv[3]: the mcp-remote binary (dist/proxy.js).
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -9,13 +9,16 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { job, textOf, elicitAnswer, run } from './common.mjs';
 
+const configDir = mkdtempSync(join(tmpdir(), 'mcp-remote-'));
+process.on('exit', () => rmSync(configDir, { recursive: true, force: true }));
+
 run(async () => {
   const elicited = [];
   const transport = new StdioClientTransport({
     command: process.execPath,
     args: [process.argv[3], job.url, '--header', `Authorization:Bearer ${job.key}`, '--transport', job.transport === 'sse' ? 'sse-only' : 'http-only', '--silent'],
     // its OAuth state dir, away from $HOME
-    env: { ...process.env, MCP_REMOTE_CONFIG_DIR: mkdtempSync(join(tmpdir(), 'mcp-remote-')) },
+    env: { ...process.env, MCP_REMOTE_CONFIG_DIR: configDir },
     stderr: 'pipe',
   });
   let stderr = '';
