@@ -87,3 +87,22 @@ export async function expectElicitedAndRan(gw: TestGateway, report: DriverReport
   const ran = audit.find((a) => a['event'] === 'call' && a['confirmationId'] === approved?.['confirmationId'] && a['outcome'] === 'ok');
   expect(ran).toMatchObject({ tool: 'files.delete', caller: 'agent-1' });
 }
+
+/**
+ * A gated call the client's user declined through elicitation: an error result saying so, the
+ * confirmation rejected (audited with who decided), and the tool never ran.
+ */
+export async function expectDeclined(gw: TestGateway, report: DriverReport, r: DriverResult, args: { path: string }): Promise<void> {
+  expect(report.elicited.filter((m) => m.includes(args.path))).toHaveLength(1);
+  expect(r.isError).toBe(true);
+  expect(r.text).toMatch(/declined this call of 'files\.delete' \(confirmation cf_[A-Za-z0-9_-]+\); it was not run/);
+  const audit = (await gw.audit()).filter((a) => (a['args'] as { path?: string } | undefined)?.path === args.path);
+  expect(audit.find((a) => a['event'] === 'confirmation')).toMatchObject({ outcome: 'rejected', tool: 'files.delete', caller: 'agent-1', approver: expect.stringMatching(/^mcp-.*agent-1$/) });
+  expect(audit.filter((a) => a['outcome'] === 'ok')).toEqual([]);
+}
+
+/** What a client shows for a key the gateway does not know: the gateway's 401 words, and no tools. */
+export function expectRefusedKey(report: DriverReport): void {
+  expect(report.tools).toBeUndefined();
+  expect(report.error).toMatch(/unknown API key|did not accept the credentials/);
+}

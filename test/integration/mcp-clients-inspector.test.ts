@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestGateway } from '../helpers/app.js';
 import { ensureClients, runDriver, type DriverJob, type DriverOptions } from '../helpers/clients.js';
-import { ALL_TOOLS, KEYS, expectEchoed, expectPendingThenApproved, ok, resultOf, startClientGateway } from '../helpers/client-gateway.js';
+import { ALL_TOOLS, KEYS, expectEchoed, expectPendingThenApproved, expectRefusedKey, ok, resultOf, startClientGateway } from '../helpers/client-gateway.js';
 
 interface Case {
   client: string;
@@ -72,6 +72,10 @@ describe('the MCP Inspector CLI against /mcp and /sse', () => {
     { client: 'Inspector 2.x --cli', opts: V2, transport: 'sse' },
   ];
   for (const c of cases) it(title(c), () => inspectorCase(c)(base, gw), 60_000);
+
+  it('Inspector CLI 1.x with an unknown key: refused, with the gateway\'s 401 message', async () => {
+    expectRefusedKey(await runDriver('inspector', { url: `${base}/mcp`, key: 'not-a-key-of-this-gateway', transport: 'http', calls: [] }, V1));
+  }, 60_000);
 
   // FAILS ON MAIN until /mcp speaks the 2026-07-28 era (issue 22, item 2): the pinned Inspector
   // then gets "the server did not offer pinned protocol version 2026-07-28 via server/discover".

@@ -1,7 +1,18 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestGateway } from '../helpers/app.js';
 import { clientFile, ensureClients, runDriver, type DriverJob, type DriverOptions, type DriverReport } from '../helpers/clients.js';
-import { ALL_TOOLS, KEYS, expectEchoed, expectElicitedAndRan, expectPendingThenApproved, ok, resultOf, startClientGateway } from '../helpers/client-gateway.js';
+import {
+  ALL_TOOLS,
+  KEYS,
+  expectDeclined,
+  expectEchoed,
+  expectElicitedAndRan,
+  expectPendingThenApproved,
+  expectRefusedKey,
+  ok,
+  resultOf,
+  startClientGateway,
+} from '../helpers/client-gateway.js';
 
 interface Case {
   client: string;
@@ -81,6 +92,25 @@ describe('third-party MCP clients against /mcp and /sse', () => {
   for (const c of CASES) {
     it(title(c), async () => {
       await exercise(c, `${c.client.replace(/\W+/g, '-')}-${c.transport}`);
+    }, 60_000);
+  }
+
+  // Over /mcp, the clients whose user answers elicitation, declining: the call is rejected, not run.
+  for (const c of CASES.filter((x) => x.elicits && x.transport === 'http')) {
+    it(`${c.client} over /mcp: its user declines the gated call; the client gets an error result and the tool never runs`, async () => {
+      const del = { path: `/files/declined-${c.client.replace(/\W+/g, '-')}` };
+      const job: DriverJob = { url: url('http'), key: KEYS.agent, transport: 'http', calls: [{ name: 'files.delete', arguments: del }], elicit: 'decline' };
+      const report = ok(await runDriver(c.driver, job, c.opts()));
+      await expectDeclined(gw, report, resultOf(report, 0), del);
+    }, 60_000);
+  }
+
+  // A key the gateway does not know: the client fails to connect and shows the gateway's own words.
+  // (mcp-remote is left out: on a 401 it starts an OAuth login in a browser.)
+  for (const c of CASES.filter((x) => x.transport === 'http' && x.driver !== 'mcp-remote')) {
+    it(`${c.client} over /mcp with an unknown key: refused, with the gateway's 401 message`, async () => {
+      const report = await runDriver(c.driver, { url: url('http'), key: 'not-a-key-of-this-gateway', transport: 'http', calls: [] }, c.opts());
+      expectRefusedKey(report);
     }, 60_000);
   }
 
