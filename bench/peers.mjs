@@ -2,7 +2,10 @@
 // Against the peers: the MCP proxies users pick today, each fronting the same server-everything
 // (stdio), and toolgate's /mcp and REST paths, one at a time, with the same counts:
 //   direct            an SDK client on a server-everything child over stdio (the floor; one session)
-//   toolgate /mcp     dist/server.js, open loopback mode, server-everything declared in tools.d
+//   toolgate /mcp     dist/server.js, open loopback mode, server-everything declared in tools.d; with the SDK 1.x
+//                     client, and with the v2 client (@modelcontextprotocol/client) in each era: legacy (the
+//                     2025-11-25 handshake) and pinned to 2026-07-28 (Modern: no session; a gateway that does not
+//                     offer it via server/discover gets its row marked "not supported", not a crash)
 //   toolgate REST     POST /v1/tools/everything.echo/call (undici, keep-alive); a fresh gateway per path
 //   supergateway      --outputTransport sse; streamableHttp (default stateless) and --stateful
 //   mcp-proxy         (punkpeye) its streamable HTTP endpoint /mcp
@@ -45,6 +48,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
+import { Client as ClientV2, StreamableHTTPClientTransport as StreamableHTTPClientTransportV2 } from '@modelcontextprotocol/client';
 import { Pool, request } from 'undici';
 import { pipelineBypass, requireDist, root } from './lib/gateway.mjs';
 import { delay, freePort } from './lib/proc.mjs';
@@ -187,9 +191,36 @@ for (const sig of ['SIGINT', 'SIGTERM']) process.on(sig, () => process.exit(130)
 // ---- MCP clients ----
 
 const ECHO = /(^|[._])echo$/;
+const MODERN = '2026-07-28';
+/** The v2 client's refusal of a server that does not offer a pinned revision. */
+const eraRefused = (e) => e?.code === 'ERA_NEGOTIATION_FAILED' || /did not offer pinned protocol version/.test(String(e?.message));
 const textOf = (r) => (r?.content ?? []).map((c) => c.text ?? '').join('');
 
+/** The v2 SDK client (kind 'v2-legacy' or 'v2-modern'), the same surface as mcpClient's. */
+async function mcpClientV2(kind, url) {
+  const mode = kind === 'v2-modern' ? { pin: MODERN } : 'legacy';
+  const c = new ClientV2({ name: 'bench-peers', version: '1' }, { versionNegotiation: { mode } });
+  const transport = new StreamableHTTPClientTransportV2(new URL(url));
+  await c.connect(transport, { timeout: 20_000 });
+  const tools = (await c.listTools(undefined, { timeout: 20_000 })).tools.map((t) => t.name);
+  const tool = tools.find((n) => ECHO.test(n));
+  if (!tool) throw new Error(`no echo tool among ${tools.length}: ${tools.slice(0, 10).join(', ')}`);
+  return {
+    tool,
+    era: c.getProtocolEra(),
+    call: async (message) => textOf(await c.callTool({ name: tool, arguments: { message } }, { timeout: CALL_TIMEOUT })),
+    close: async () => {
+      try {
+        await transport.terminateSession?.();
+      } catch {}
+      await c.close().catch(() => {});
+    },
+    wrongIds: () => 0,
+  };
+}
+
 async function mcpClient(kind, url) {
+  if (kind.startsWith('v2-')) return mcpClientV2(kind, url);
   const c = new Client({ name: 'bench-peers', version: '1' });
   const transport = kind === 'sse' ? new SSEClientTransport(new URL(url)) : new StreamableHTTPClientTransport(new URL(url));
   let wrongIds = 0;
@@ -462,9 +493,9 @@ async function concurrent(makeClient, { shared = false, rssPid } = {}) {
 }
 
 /** One concurrent turn of a target: { c, note } (the note says how its callers were set up). */
-async function concurrentTurn({ makeClient, rssPid, sharedOnly = sharedAll }) {
+async function concurrentTurn({ makeClient, rssPid, sharedOnly = sharedAll, sessionless = false }) {
   let c = await concurrent(makeClient, { shared: sharedOnly, rssPid });
-  let note = sharedOnly ? `${clients} callers share one session` : `${clients} sessions`;
+  let note = sharedOnly ? `${clients} callers share one session` : sessionless ? `${clients} clients, no sessions` : `${clients} sessions`;
   let shared = sharedOnly;
   if (!sharedOnly && (c.wrong > 0 || c.errors > 0.01 * (c.ok + c.errors))) {
     note = `with ${clients} sessions: ${c.ok} right, ${c.wrong} wrong answers, ${c.errors} errors${c.firstError ? ` (${c.firstError})` : ''}; figures: ${clients} callers on one shared session`;
@@ -553,6 +584,8 @@ const floorNote = 'the call pipeline bypassed (a measuring aid): the front alone
 for (const [id, label, kind, path, bypass] of [
   ['toolgate-mcp', 'toolgate `/mcp` (Streamable HTTP)', 'http', '/mcp', false],
   ['toolgate-sse', 'toolgate `/sse` (legacy SSE transport)', 'sse', '/sse', false],
+  ['toolgate-mcp-v2-legacy', 'toolgate `/mcp`, v2 client, legacy era (2025-11-25)', 'v2-legacy', '/mcp', false],
+  ['toolgate-mcp-modern', `toolgate \`/mcp\`, v2 client pinned to ${MODERN} (Modern)`, 'v2-modern', '/mcp', false],
   ...(floor
     ? [
         ['toolgate-floor-mcp', 'toolgate `/mcp`, front alone', 'http', '/mcp', true],
@@ -564,8 +597,19 @@ for (const [id, label, kind, path, bypass] of [
     if (bypass) row.note = floorNote;
     const tg = await startToolgate({ bypass });
     const make = () => mcpClient(kind, `${tg.url}${path}`);
+    let client;
+    try {
+      client = await make();
+    } catch (e) {
+      await closeToolgate(tg);
+      // a gateway that does not speak the pinned era: the row says so, the others go on
+      if (eraRefused(e)) row.unsupported = true;
+      throw e;
+    }
+    if (client.era && !row.note?.includes('era ')) row.note = [row.note, `era ${client.era}`].filter(Boolean).join('; ');
     // also measured with its callers on one shared session: the setup a misrouting peer is measured with
-    return { client: await make(), makeClient: make, rssPid: tg.h.pid, alsoShared: true, close: () => closeToolgate(tg) };
+    // (not the Modern client: it has no session to share)
+    return { client, makeClient: make, rssPid: tg.h.pid, alsoShared: kind !== 'v2-modern', sessionless: kind === 'v2-modern', close: () => closeToolgate(tg) };
   });
 }
 await openTarget('toolgate-rest', 'toolgate REST `POST /v1/tools/everything.echo/call`', async (row) => {
@@ -661,7 +705,7 @@ let md = `\`echo\` of server-everything (stdio) through each front, called by th
 md += `| front | serial median | serial p99 | calls/s, ${clients} clients | p50 / p99 under load | CPU per call: front tree / client | RSS idle | RSS peak under load | note |\n| --- | --- | --- | --- | --- | --- | --- | --- | --- |\n`;
 for (const r of rows) {
   if (r.error) {
-    md += `| ${r.label} | – | – | – | – | – | – | – | **not measured**: ${r.error.replaceAll('|', '\\|')} |\n`;
+    md += `| ${r.label} | – | – | – | – | – | – | – | **${r.unsupported ? 'not supported' : 'not measured'}**: ${r.error.replaceAll('|', '\\|')} |\n`;
     continue;
   }
   const s = r.serial;
@@ -670,13 +714,14 @@ for (const r of rows) {
 }
 const peersMeasured = rows.filter((r) => !r.id.startsWith('toolgate') && r.id !== 'direct' && r.conc);
 if (peersMeasured.length) {
-  for (const id of ['toolgate-mcp', 'toolgate-sse', 'toolgate-rest']) {
+  for (const id of ['toolgate-mcp', 'toolgate-mcp-v2-legacy', 'toolgate-mcp-modern', 'toolgate-sse', 'toolgate-rest']) {
     const r = rows.find((x) => x.id === id && x.conc);
     if (!r) continue;
     const v = rpsVerdict(r, peersMeasured);
     const sv = serialVerdict(r, peersMeasured);
     const paired = sv.ratio === undefined ? '' : `, cycle by cycle ${sv.ratio.toFixed(2)}× its latency, faster in ${sv.won} of ${sv.cycles} cycles`;
-    md += `\n${id === 'toolgate-mcp' ? 'toolgate `/mcp`' : id === 'toolgate-sse' ? 'toolgate `/sse`' : 'toolgate REST'}: serial median ${ms(r.serial.median)} ms vs ${sv.peer}'s ${ms(sv.theirs)} ms${paired} (${sv.ahead ? 'ahead' : '**behind**'}); ${Math.round(v.ours)} calls/s vs ${v.peer}'s ${Math.round(v.theirs)}${v.shared ? ', both with the callers on one shared session' : ''} (${v.ahead ? 'ahead' : '**behind**'}).`;
+    const name = { 'toolgate-mcp': 'toolgate `/mcp`', 'toolgate-mcp-v2-legacy': 'toolgate `/mcp` (v2 client, legacy)', 'toolgate-mcp-modern': `toolgate \`/mcp\` (v2 client, ${MODERN})`, 'toolgate-sse': 'toolgate `/sse`' }[id] ?? 'toolgate REST';
+    md += `\n${name}: serial median ${ms(r.serial.median)} ms vs ${sv.peer}'s ${ms(sv.theirs)} ms${paired} (${sv.ahead ? 'ahead' : '**behind**'}); ${Math.round(v.ours)} calls/s vs ${v.peer}'s ${Math.round(v.theirs)}${v.shared ? ', both with the callers on one shared session' : ''} (${v.ahead ? 'ahead' : '**behind**'}).`;
   }
   md += '\n';
   for (const [id, floorId, name] of [['toolgate-mcp', 'toolgate-floor-mcp', '`/mcp`'], ['toolgate-sse', 'toolgate-floor-sse', '`/sse`']]) {
@@ -690,7 +735,7 @@ if (peersMeasured.length) {
   }
   md += '\n';
 }
-const json = rows.map((r) => ({ id: r.id, error: r.error, serial: r.serial && { n: r.serial.n, median: r.serial.median, p99: r.serial.p99, cycles: r.serial.cycles, rssIdle: r.serial.rssIdle?.bytes }, conc: r.conc && { rps: r.conc.rps, shared: r.conc.shared, ok: r.conc.ok, wrong: r.conc.wrong, errors: r.conc.errors, p50: r.conc.p50, p99: r.conc.p99, rssPeak: r.conc.rssPeak.bytes, cpu: r.conc.cpu }, concShared: r.concShared && { rps: r.concShared.rps, p50: r.concShared.p50, p99: r.concShared.p99, cpu: r.concShared.cpu } }));
+const json = rows.map((r) => ({ id: r.id, error: r.error, unsupported: r.unsupported, serial: r.serial && { n: r.serial.n, median: r.serial.median, p99: r.serial.p99, cycles: r.serial.cycles, rssIdle: r.serial.rssIdle?.bytes }, conc: r.conc && { rps: r.conc.rps, shared: r.conc.shared, ok: r.conc.ok, wrong: r.conc.wrong, errors: r.conc.errors, p50: r.conc.p50, p99: r.conc.p99, rssPeak: r.conc.rssPeak.bytes, cpu: r.conc.cpu }, concShared: r.concShared && { rps: r.concShared.rps, p50: r.concShared.p50, p99: r.concShared.p99, cpu: r.concShared.cpu } }));
 
 // ---- optional profile of toolgate under the concurrent load, /mcp and REST each in a fresh process ----
 if (profile) {
