@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import type { Server } from '@modelcontextprotocol/server';
 import { SSEServerTransport } from '@modelcontextprotocol/sdk/server/sse.js';
 import type { Caller } from '../auth/caller.js';
 import { GatewayError } from '../errors.js';
@@ -7,6 +7,7 @@ import { newId } from '../util/ids.js';
 import { CallSlot } from '../pipeline/client-gone.js';
 import { cancelledRequestId, clientCancelled, plainToolCall } from './fast-call.js';
 import { header, runMcpCall, type McpServerDeps } from './server.js';
+import { toWebRequest } from './http.js';
 
 /** The legacy transport's paths (MCP 2024-11-05 "HTTP with SSE"): the stream, and where its messages are posted. */
 export const SSE_PATH = '/sse';
@@ -101,7 +102,9 @@ export class LegacySse {
     const cancelled = cancelledRequestId(msg);
     if (cancelled !== undefined) session.calls.get(cancelled)?.cancel(clientCancelled());
     try {
-      await session.transport.handleMessage(msg, { requestInfo: { headers: req.headers } });
+      // The 1.x transport hands `extra` to the v2 Server as it is: `request` is what v2 handlers read headers from.
+      const extra = { requestInfo: { headers: req.headers }, request: toWebRequest(req, false) };
+      await session.transport.handleMessage(msg, extra);
     } catch {
       throw new GatewayError('BAD_REQUEST', 'the body is not a JSON-RPC message');
     }
