@@ -9,6 +9,9 @@ import { McpSessions } from './sessions.js';
 import { answerFastCall, asFastCall, cancelFastCall } from './fast-call.js';
 import { LegacySse } from './legacy-sse.js';
 import { MAX_NESTING, nestsDeeperThan } from '../util/depth.js';
+import { isLegacy } from './era.js';
+import { ModernMcp, MODERN_REVISION } from './modern.js';
+import { refusalReason, type ProtocolErrorReason } from './protocol-errors.js';
 
 const LIMITS = { perCaller: 32, idleMs: 30 * 60 * 1000 };
 
@@ -77,25 +80,42 @@ export async function mcpServerRoutes(app: FastifyInstance, opts: { gw: Gateway 
   const legacy = new LegacySse(deps, (caller) => buildMcpServer(deps, caller), LIMITS.perCaller);
   legacy.register(app, fastCalls);
 
+  // 2026-07-28 requests: stateless, any replica.
+  const modern = new ModernMcp(deps, (e) => app.log.debug({ err: e }, 'MCP request refused or failed in the SDK'));
+
   const onReload = (r: ReloadResult) => {
     if (r.added.length + r.changed.length + r.removed.length === 0) return;
+    modern.toolsChanged();
     sessions.forEach((s) => void s.server.sendToolListChanged().catch(() => undefined));
     legacy.forEach((server) => void server.sendToolListChanged().catch(() => undefined));
   };
   gw.on('reload', onReload);
   app.addHook('preClose', async () => {
     gw.off('reload', onReload);
-    await Promise.all([sessions.closeAll(), legacy.closeAll()]);
+    await Promise.all([sessions.closeAll(), legacy.closeAll(), modern.close()]);
   });
 
-  const handle = async (req: FastifyRequest, reply: FastifyReply) => {
+  /** An answer of the gateway's own that refuses a message: counted, then sent. */
+  const refuse = (reply: FastifyReply, reason: ProtocolErrorReason, status: number, code: number, message: string) => {
+    gw.metrics.mcpProtocolError(reason);
+    return reply.send(jsonRpcError(status, code, message));
+  };
+
+  /** Sends the SDK's answer; a refusal (4xx with a JSON-RPC error) is counted by its reason. */
+  const answer = async (reply: FastifyReply, req: FastifyRequest, response: Response) => {
+    const reason = await refusalReason(response);
+    if (reason) gw.metrics.mcpProtocolError(reason);
+    const stream = req.method === 'GET' && response.status === 200 ? response.body : null;
+    return reply.send(stream ? new Response(withOpeningComment(stream), response) : response);
+  };
+
+  /** A 2025-era message: sessions, as before. */
+  const handleLegacy = async (req: FastifyRequest, reply: FastifyReply, parsed: Parsed | undefined) => {
     const id = req.headers['mcp-session-id'];
-    const parsed = parseBody(req);
-    if (parsed && tooDeep(parsed.value)) return reply.send(jsonRpcError(400, -32600, `Invalid Request: the message nests deeper than ${MAX_NESTING} levels`));
     let response: Response;
     if (typeof id === 'string') {
       const session = sessions.get(id, req.caller);
-      if (!session) return reply.send(jsonRpcError(404, -32001, 'Session not found'));
+      if (!session) return refuse(reply, 'session_not_found', 404, -32001, 'Session not found');
       if (parsed && fastCalls) {
         const call = asFastCall(req, parsed.value);
         if (call) return answerFastCall(deps, session, call, req, reply);
@@ -115,10 +135,26 @@ export async function mcpServerRoutes(app: FastifyInstance, opts: { gw: Gateway 
         await settle(); // also when the request was refused before the SDK saw it
       }
     } else {
-      return reply.send(jsonRpcError(400, -32000, 'Bad Request: Mcp-Session-Id header is required'));
+      return refuse(reply, 'session_required', 400, -32000, 'Bad Request: Mcp-Session-Id header is required');
     }
-    const stream = req.method === 'GET' && response.status === 200 ? response.body : null;
-    return reply.send(stream ? new Response(withOpeningComment(stream), response) : response);
+    return answer(reply, req, response);
+  };
+
+  /** A 2026-07-28 message: no session; the SDK's strict handler validates the envelope and answers. */
+  const handleModern = async (req: FastifyRequest, reply: FastifyReply, parsed: Parsed | undefined, web: Request) => {
+    if (req.headers['mcp-session-id'] !== undefined) {
+      return refuse(reply, 'session_on_modern', 400, -32600, `Bad Request: protocol revision ${MODERN_REVISION} has no sessions; send no Mcp-Session-Id header`);
+    }
+    return answer(reply, req, await modern.fetch(web, req.caller, parsed?.value));
+  };
+
+  const handle = async (req: FastifyRequest, reply: FastifyReply) => {
+    const parsed = parseBody(req);
+    if (parsed && tooDeep(parsed.value)) return refuse(reply, 'too_deep', 400, -32600, `Invalid Request: the message nests deeper than ${MAX_NESTING} levels`);
+    let web: Request | undefined;
+    const webRequest = () => (web ??= toWebRequest(req, parsed === undefined));
+    if (await isLegacy(req, parsed, webRequest)) return handleLegacy(req, reply, parsed);
+    return handleModern(req, reply, parsed, webRequest());
   };
 
   app.route({
