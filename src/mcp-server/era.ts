@@ -1,6 +1,5 @@
 import type { FastifyRequest } from 'fastify';
 import { isLegacyRequest, PROTOCOL_VERSION_META_KEY } from '@modelcontextprotocol/server';
-import { header } from './server.js';
 
 /** The 2025 revisions /mcp serves with sessions (Streamable HTTP began with 2025-03-26). */
 export const SESSION_REVISIONS = ['2025-11-25', '2025-06-18', '2025-03-26'];
@@ -17,6 +16,12 @@ function claimless(msg: unknown): boolean {
   return meta === undefined || (isObject(meta) && !(PROTOCOL_VERSION_META_KEY in meta));
 }
 
+/** A 2025 session starts with `initialize`; any other message without a session id is refused before a session is built for it. */
+export function opensSession(msg: unknown): boolean {
+  if (Array.isArray(msg)) return msg.some(opensSession);
+  return isObject(msg) && msg['method'] === 'initialize';
+}
+
 /**
  * Whether a request to /mcp belongs to the 2025 era (sessions) rather than 2026-07-28. The SDK's
  * own predicate (`isLegacyRequest`, the classification `createMcpHandler` runs) decides; the
@@ -26,7 +31,11 @@ function claimless(msg: unknown): boolean {
 export async function isLegacy(req: FastifyRequest, parsed: { value: unknown } | undefined, web: () => Request): Promise<boolean> {
   if (req.method !== 'POST') return true;
   if (!parsed) return true; // no JSON body: the 2025 transport answers its own parse error
-  const version = header(req.headers, 'mcp-protocol-version');
-  if ((version === undefined || SESSION_REVISIONS.includes(version)) && claimless(parsed.value)) return true;
+  const raw = req.headers['mcp-protocol-version'];
+  const version = Array.isArray(raw) ? raw[0] : raw;
+  // A claim-less message that names a session is a 2025 one whatever its version header says: the
+  // session's transport judges that header (an unknown version is its 400).
+  const sessionful = req.headers['mcp-session-id'] !== undefined;
+  if ((version === undefined || sessionful || SESSION_REVISIONS.includes(version)) && claimless(parsed.value)) return true;
   return isLegacyRequest(web(), parsed.value);
 }

@@ -1,5 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/server';
+import { SESSION_REVISIONS } from './era.js';
 import { GatewayError } from '../errors.js';
 import type { McpServerDeps } from './server.js';
 import { header, runMcpCall } from './server.js';
@@ -31,7 +31,7 @@ export function asFastCall(req: FastifyRequest, msg: unknown): FastCall | undefi
   const accept = header(req.headers, 'accept') ?? '';
   if (!accept.includes('application/json') || !accept.includes('text/event-stream')) return undefined;
   const version = header(req.headers, 'mcp-protocol-version');
-  if (version !== undefined && !SUPPORTED_PROTOCOL_VERSIONS.includes(version)) return undefined;
+  if (version !== undefined && !SESSION_REVISIONS.includes(version)) return undefined;
   return call;
 }
 

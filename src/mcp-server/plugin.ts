@@ -4,12 +4,13 @@ import type { Gateway, ReloadResult } from '../gateway.js';
 import { requireCaller } from '../plugins/auth.js';
 import { errorResponses } from '../routes/schemas.js';
 import { jsonRpcError, toWebRequest, withOpeningComment } from './http.js';
+import { SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/server';
 import { buildMcpServer } from './server.js';
 import { McpSessions } from './sessions.js';
 import { answerFastCall, asFastCall, cancelFastCall } from './fast-call.js';
 import { LegacySse } from './legacy-sse.js';
 import { MAX_NESTING, nestsDeeperThan } from '../util/depth.js';
-import { isLegacy } from './era.js';
+import { isLegacy, opensSession } from './era.js';
 import { ModernMcp, MODERN_REVISION } from './modern.js';
 import { refusalReason, type ProtocolErrorReason } from './protocol-errors.js';
 
@@ -76,8 +77,9 @@ export async function mcpServerRoutes(app: FastifyInstance, opts: { gw: Gateway 
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'string' }, (_req, body, done) => done(null, body));
 
-  // Clients that speak only the legacy SSE transport: GET /sse, POST /messages.
-  const legacy = new LegacySse(deps, (caller) => buildMcpServer(deps, caller), LIMITS.perCaller);
+  // Clients that speak only the legacy SSE transport: GET /sse, POST /messages (any 2024/2025
+  // revision the SDK knows: clients negotiate over this transport as they do over stdio).
+  const legacy = new LegacySse(deps, (caller) => buildMcpServer(deps, caller, 'legacy', SUPPORTED_PROTOCOL_VERSIONS), LIMITS.perCaller);
   legacy.register(app, fastCalls);
 
   // 2026-07-28 requests: stateless, any replica.
@@ -128,6 +130,8 @@ export async function mcpServerRoutes(app: FastifyInstance, opts: { gw: Gateway 
       });
       response = await handOver(session.transport, req, parsed);
     } else if (req.method === 'POST') {
+      // Not an initialize (a JSON body the SDK would only refuse): refused without building a session for it.
+      if (parsed && !opensSession(parsed.value)) return refuse(reply, 'session_required', 400, -32000, 'Bad Request: Mcp-Session-Id header is required');
       const { transport, settle } = await sessions.open(req.caller);
       try {
         response = await handOver(transport, req, parsed);

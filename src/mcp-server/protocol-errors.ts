@@ -19,6 +19,8 @@ export const PROTOCOL_ERROR_REASONS = [
 ] as const;
 export type ProtocolErrorReason = (typeof PROTOCOL_ERROR_REASONS)[number];
 
+const KNOWN_REVISIONS = ['2026-07-28', '2025-11-25', '2025-06-18', '2025-03-26', '2024-11-05', '2024-10-07'];
+
 /** The reason a JSON-RPC error answer stands for, from its HTTP status, code and message. */
 export function reasonOf(status: number, code: number | undefined, message: string): ProtocolErrorReason {
   if (status === 404) return 'session_not_found';
@@ -26,6 +28,9 @@ export function reasonOf(status: number, code: number | undefined, message: stri
   if (status === 406 || status === 415) return 'media_type';
   if (status === 413) return 'too_large';
   if (code === -32022 || /unsupported protocol version/i.test(message)) return 'unsupported_version';
+  // The SDK's answer to a version header naming no revision it knows, on a message without an envelope.
+  const named = /MCP-Protocol-Version header names protocol revision (\S+?),/.exec(message)?.[1];
+  if (named !== undefined && !KNOWN_REVISIONS.includes(named)) return 'unsupported_version';
   if (code === -32020) return 'header_mismatch';
   if (code === -32700) return 'parse_error';
   if (/session id|mcp-session-id|not initialized/i.test(message)) return 'session_required';

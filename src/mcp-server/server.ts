@@ -8,6 +8,7 @@ import type { CompiledTool } from '../tools/types.js';
 import { sha256Hex } from '../util/hash.js';
 import { newId } from '../util/ids.js';
 import { settleGate } from './approval.js';
+import { SESSION_REVISIONS } from './era.js';
 import { askModern, resumeModern, type ModernGate } from './input-required.js';
 import { errorResult, pendingResult, toolResult } from './results.js';
 import type { ClientGone } from '../pipeline/execute.js';
@@ -65,13 +66,17 @@ function progressRelay(token: string | number | undefined, ctx: ServerContext): 
 const INSTRUCTIONS = 'Tools served through the toolgate gateway: calls are checked, may need approval, and are audited.';
 
 /**
- * One MCP server (SDK v2) speaking for one caller: tools/list shows what that caller may see,
+ * One MCP server (SDK v2) speaking for one caller (legacy: the revisions it negotiates, by default
+ * /mcp's 2025 ones; an `initialize` naming another gets the newest of them, as the spec says): tools/list shows what that caller may see,
  * tools/call runs through the same pipeline as REST. A legacy instance serves one session (the SDK
  * binds a Server to one transport); a modern one serves one request.
  */
-export function buildMcpServer(deps: McpServerDeps, caller: Caller, era: Era = 'legacy'): Server {
+export function buildMcpServer(deps: McpServerDeps, caller: Caller, era: Era = 'legacy', versions: string[] = SESSION_REVISIONS): Server {
   const { gw } = deps;
-  const server = new Server({ name: 'toolgate', version: '0.1.0' }, { capabilities: { tools: { listChanged: true } }, instructions: INSTRUCTIONS });
+  const server = new Server(
+    { name: 'toolgate', version: '0.1.0' },
+    { capabilities: { tools: { listChanged: true } }, instructions: INSTRUCTIONS, ...(era === 'modern' ? {} : { supportedProtocolVersions: versions }) },
+  );
 
   server.setRequestHandler('tools/list', () => ({ tools: toolsFor(gw, caller) }));
 
