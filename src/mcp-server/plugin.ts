@@ -167,7 +167,7 @@ export async function mcpServerRoutes(app: FastifyInstance, opts: { gw: Gateway 
     config: { origin: 'strict' }, // the transport spec: Origin checked on every connection
     exposeHeadRoute: false, // HEAD is no MCP method: 404 as for any other (Fastify's HEAD cannot send the SDK's Response)
     schema: {
-      summary: 'toolgate as an MCP server (Streamable HTTP): tools/list and tools/call for the caller\'s tools',
+      summary: 'toolgate as an MCP server (Streamable HTTP): revision 2026-07-28 per request (server/discover, subscriptions/listen), 2025-11-25/06-18/03-26 with sessions; tools/list and tools/call for the caller\'s tools',
       tags: ['mcp'],
       response: errorResponses(401, 403),
     },
