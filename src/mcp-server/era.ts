@@ -16,6 +16,11 @@ function claimless(msg: unknown): boolean {
   return meta === undefined || (isObject(meta) && !(PROTOCOL_VERSION_META_KEY in meta));
 }
 
+/** The params carry the envelope claim: a `_meta` object with the protocol-version key. */
+function claims(params: unknown): boolean {
+  return isObject(params) && isObject(params['_meta']) && PROTOCOL_VERSION_META_KEY in params['_meta'];
+}
+
 /** A 2025 session starts with `initialize`; any other message without a session id is refused before a session is built for it. */
 export function opensSession(msg: unknown): boolean {
   if (Array.isArray(msg)) return msg.some(opensSession);
@@ -36,6 +41,9 @@ export async function isLegacy(req: FastifyRequest, parsed: { value: unknown } |
   // A claim-less message that names a session is a 2025 one whatever its version header says: the
   // session's transport judges that header (an unknown version is its 400).
   const sessionful = req.headers['mcp-session-id'] !== undefined;
-  if ((version === undefined || sessionful || SESSION_REVISIONS.includes(version)) && claimless(parsed.value)) return true;
-  return isLegacyRequest(web(), parsed.value);
+  const msg = parsed.value;
+  if ((version === undefined || sessionful || SESSION_REVISIONS.includes(version)) && claimless(msg)) return true;
+  // A single message with a claim (initialize aside) is Modern, well-formed or not: the SDK's handler judges it.
+  if (isObject(msg) && typeof msg['method'] === 'string' && msg['method'] !== 'initialize' && claims(msg['params'])) return false;
+  return isLegacyRequest(web(), msg);
 }

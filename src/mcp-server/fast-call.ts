@@ -1,4 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { CallToolResult } from '@modelcontextprotocol/server';
 import { SESSION_REVISIONS } from './era.js';
 import { GatewayError } from '../errors.js';
 import type { McpServerDeps } from './server.js';
@@ -78,27 +79,29 @@ export function clientCancelled(): GatewayError {
  * reply is hijacked for that, so the drain's onSend hook does not run: its count is released here
  * (onResponse hooks, the request log, still run when the response finishes).
  */
-export async function answerFastCall(deps: McpServerDeps, session: McpSession, call: FastCall, req: FastifyRequest, reply: FastifyReply): Promise<void> {
-  let calls = inFlight.get(session);
-  if (!calls) inFlight.set(session, (calls = new Map()));
+export async function answerFastCall(deps: McpServerDeps, session: McpSession | undefined, call: FastCall, req: FastifyRequest, reply: FastifyReply, encode: (r: CallToolResult) => unknown = (r) => r): Promise<void> {
+  // A 2025 session's calls are found again by a notifications/cancelled; a 2026-07-28 call is cancelled by closing its response.
+  let calls = session ? inFlight.get(session) : undefined;
+  if (session && !calls) inFlight.set(session, (calls = new Map()));
   const res = reply.raw;
   const watch = new ClientWatch(res);
-  calls.set(call.id, watch);
+  calls?.set(call.id, watch);
   reply.hijack();
-  reply.header('content-type', 'application/json').header('mcp-session-id', session.id);
+  reply.header('content-type', 'application/json');
+  if (session) reply.header('mcp-session-id', session.id);
   res.writeHead(200, reply.getHeaders() as OutgoingHttpHeaders);
   res.flushHeaders();
   let body: string;
   try {
-    const result = await runMcpCall(deps, req.caller, call.name, call.args, { requestId: req.id, headers: req.headers, sessionId: session.id, onClientGone: watch });
-    body = JSON.stringify({ jsonrpc: '2.0', id: call.id, result });
+    const result = await runMcpCall(deps, req.caller, call.name, call.args, { requestId: req.id, headers: req.headers, sessionId: session?.id, onClientGone: watch });
+    body = JSON.stringify({ jsonrpc: '2.0', id: call.id, result: encode(result) });
   } catch (e) {
     // runMcpCall answers every failure as a tool result; this is a bug's last resort, not a path.
     req.log.error({ err: e }, 'an MCP tools/call failed inside the gateway');
     body = JSON.stringify({ jsonrpc: '2.0', id: call.id, error: { code: -32603, message: 'Internal error' } });
   } finally {
     watch.release();
-    if (calls.get(call.id) === watch) calls.delete(call.id);
+    if (calls?.get(call.id) === watch) calls.delete(call.id);
   }
   res.end(body);
   req.work?.leave();

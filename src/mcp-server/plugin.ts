@@ -12,6 +12,7 @@ import { LegacySse } from './legacy-sse.js';
 import { MAX_NESTING, nestsDeeperThan } from '../util/depth.js';
 import { isLegacy, opensSession } from './era.js';
 import { ModernMcp, MODERN_REVISION } from './modern.js';
+import { asModernFastCall, modernResult } from './modern-fast-call.js';
 import { refusalReason, type ProtocolErrorReason } from './protocol-errors.js';
 
 const LIMITS = { perCaller: 32, idleMs: 30 * 60 * 1000 };
@@ -145,11 +146,15 @@ export async function mcpServerRoutes(app: FastifyInstance, opts: { gw: Gateway 
   };
 
   /** A 2026-07-28 message: no session; the SDK's strict handler validates the envelope and answers. */
-  const handleModern = async (req: FastifyRequest, reply: FastifyReply, parsed: Parsed | undefined, web: Request) => {
+  const handleModern = async (req: FastifyRequest, reply: FastifyReply, parsed: Parsed | undefined, webRequest: () => Request) => {
     if (req.headers['mcp-session-id'] !== undefined) {
       return refuse(reply, 'session_on_modern', 400, -32600, `Bad Request: protocol revision ${MODERN_REVISION} has no sessions; send no Mcp-Session-Id header`);
     }
-    return answer(reply, req, await modern.fetch(web, req.caller, parsed?.value));
+    if (parsed && fastCalls) {
+      const call = asModernFastCall(req, parsed.value);
+      if (call) return answerFastCall(deps, undefined, call, req, reply, modernResult);
+    }
+    return answer(reply, req, await modern.fetch(webRequest(), req.caller, parsed?.value));
   };
 
   const handle = async (req: FastifyRequest, reply: FastifyReply) => {
@@ -158,7 +163,7 @@ export async function mcpServerRoutes(app: FastifyInstance, opts: { gw: Gateway 
     let web: Request | undefined;
     const webRequest = () => (web ??= toWebRequest(req, parsed === undefined));
     if (await isLegacy(req, parsed, webRequest)) return handleLegacy(req, reply, parsed);
-    return handleModern(req, reply, parsed, webRequest());
+    return handleModern(req, reply, parsed, webRequest);
   };
 
   app.route({

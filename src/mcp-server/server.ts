@@ -63,6 +63,9 @@ function progressRelay(token: string | number | undefined, ctx: ServerContext): 
   };
 }
 
+/** The gateway as an MCP server names itself so in every era. */
+export const SERVER_INFO = { name: 'toolgate', version: '0.1.0' };
+
 const INSTRUCTIONS = 'Tools served through the toolgate gateway: calls are checked, may need approval, and are audited.';
 
 /**
@@ -74,7 +77,7 @@ const INSTRUCTIONS = 'Tools served through the toolgate gateway: calls are check
 export function buildMcpServer(deps: McpServerDeps, caller: Caller, era: Era = 'legacy', versions: string[] = SESSION_REVISIONS): Server {
   const { gw } = deps;
   const server = new Server(
-    { name: 'toolgate', version: '0.1.0' },
+    SERVER_INFO,
     { capabilities: { tools: { listChanged: true } }, instructions: INSTRUCTIONS, ...(era === 'modern' ? {} : { supportedProtocolVersions: versions }) },
   );
 

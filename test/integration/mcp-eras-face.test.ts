@@ -4,7 +4,9 @@ import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as HttpV1 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { SSEClientTransport as SseV1 } from '@modelcontextprotocol/sdk/client/sse.js';
 import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
-import { echoTool, startGateway, type TestGateway } from '../helpers/app.js';
+import { echoTool, httpTool, startGateway, type TestGateway } from '../helpers/app.js';
+import { json, Upstream } from '../helpers/upstream.js';
+import { untilAsync } from '../helpers/wait.js';
 import { TestRedis } from '../helpers/redis.js';
 
 const AGENT = 'eras-agent-key-0001';
@@ -284,5 +286,62 @@ describe('2026-07-28 requests on two replicas sharing Redis state', () => {
     expect(opened).toBeDefined();
     const ran = audits[retry!]!.find((r) => r['event'] === 'call' && r['outcome'] === 'ok' && r['tool'] === 'files.delete');
     expect(ran).toMatchObject({ approver: 'mcp-session:agent-1', confirmationId: opened?.['confirmationId'] });
+  });
+});
+
+describe('2026-07-28 plain tools/call answered as JSON straight from the pipeline (no tool approvable by the client)', () => {
+  let gw: TestGateway;
+  let up: Upstream;
+  let base: string;
+  const held: (() => void)[] = [];
+  const V = 'io.modelcontextprotocol/protocolVersion';
+  const envelope = (extra: Record<string, unknown> = {}) => ({ [V]: '2026-07-28', 'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' }, 'io.modelcontextprotocol/clientCapabilities': {}, ...extra });
+  const call = (name: string, meta: Record<string, unknown>, headers: Record<string, string> = {}) =>
+    fetch(`${base}/mcp`, {
+      method: 'POST',
+      headers: { ...auth(AGENT), 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call', 'mcp-name': name, ...headers },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 9, method: 'tools/call', params: { name, arguments: {}, _meta: meta } }),
+      signal: AbortSignal.timeout(10_000),
+    });
+
+  beforeAll(async () => {
+    up = await new Upstream().start();
+    up.on((_req, res) => void held.push(() => json(res, 200, { released: true })));
+    gw = await startGateway({ config: { auth: keys }, tools: { 'echo.yaml': echoTool('debug.echo'), 'held.yaml': httpTool('debug.held', `${up.url}/held`) } });
+    base = await gw.app.listen({ port: 0, host: '127.0.0.1' });
+  });
+  afterAll(async () => {
+    for (const release of held.splice(0)) release();
+    await gw.close();
+    await up.close();
+  });
+
+  it('the real client gets its result; the answer\'s status and headers go out before the tool finishes, its body when it does', async () => {
+    const client = new ClientV2({ name: 'eras-fast', version: '1.0.0' }, { versionNegotiation: { mode: { pin: '2026-07-28' } } });
+    await client.connect(new HttpV2(new URL(`${base}/mcp`), { requestInit: { headers: auth(AGENT) } }));
+    expect(JSON.parse(textOf(await client.callTool({ name: 'debug.echo', arguments: { fast: 1 } })))).toEqual({ fast: 1 });
+    const rec = (await gw.audit()).find((r) => r['tool'] === 'debug.echo' && r['outcome'] === 'ok');
+    expect(rec).toMatchObject({ caller: 'agent-1' });
+    expect(rec?.['sessionId']).toBeUndefined();
+    await client.close();
+
+    const res = await call('debug.held', envelope()); // resolves on the head, while the upstream still holds the call
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toContain('application/json');
+    expect(res.headers.get('mcp-session-id')).toBeNull();
+    await untilAsync(async () => held.length === 1);
+    held.shift()?.();
+    const body = (await res.json()) as { id: number; result: Record<string, unknown> };
+    expect(body).toMatchObject({ id: 9, result: { isError: false, resultType: 'complete', _meta: { 'io.modelcontextprotocol/serverInfo': { name: 'toolgate' } } } });
+  });
+
+  it('the JSON path skips none of the SDK\'s checks: a bad envelope is -32602, an Mcp-Name that is not the body\'s -32020', async () => {
+    const bad = await call('debug.echo', { [V]: '2026-07-28' });
+    expect(bad.status).toBe(400);
+    expect(((await bad.json()) as { error: { code: number } }).error.code).toBe(-32602);
+    const other = await call('debug.echo', envelope(), { 'mcp-name': 'debug.held' });
+    expect(other.status).toBe(400);
+    expect(((await other.json()) as { error: { code: number } }).error.code).toBe(-32020);
+    expect(held).toHaveLength(0); // debug.held never ran
   });
 });
