@@ -203,6 +203,35 @@ describe('/mcp and /sse in both protocol eras, with real clients', () => {
     expect(JSON.parse(textOf(await modern.client.callTool({ name: 'debug.echo', arguments: { via: 'modern' } })))).toEqual({ via: 'modern' });
   });
 
+  it('2026-07-28 under the same gates: 401 without a key, 403 for a foreign Origin, 503 while draining, the nesting limit', async () => {
+    const V = 'io.modelcontextprotocol/protocolVersion';
+    const discover = { jsonrpc: '2.0', id: 1, method: 'server/discover', params: { _meta: { [V]: '2026-07-28', 'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' }, 'io.modelcontextprotocol/clientCapabilities': {} } } };
+    const send = (headers: Record<string, string>, body: unknown = discover) =>
+      fetch(`${base}/mcp`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'server/discover', ...headers },
+        body: JSON.stringify(body),
+        signal: AbortSignal.timeout(5000),
+      });
+    expect((await send(auth(AGENT))).status).toBe(200);
+    expect((await send({})).status).toBe(401);
+    expect((await send({ ...auth(AGENT), origin: 'http://evil.example' })).status).toBe(403);
+    let deep: unknown = 'x';
+    for (let i = 0; i < 1100; i++) deep = { d: deep };
+    const nested = await send(auth(AGENT), { ...discover, params: { ...discover.params, extra: deep } });
+    expect(nested.status).toBe(400);
+    expect(((await nested.json()) as { error: { code: number } }).error.code).toBe(-32600);
+    const { client } = await v2('modern');
+    gw.app.gw.draining = true;
+    try {
+      expect((await send(auth(AGENT))).status).toBe(503);
+      await expect(client.callTool({ name: 'debug.echo', arguments: {} })).rejects.toThrow();
+    } finally {
+      gw.app.gw.draining = false;
+    }
+    expect((await client.callTool({ name: 'debug.echo', arguments: { after: 1 } })).isError).toBe(false);
+  });
+
   it('a reload that changes the tools reaches Modern subscriptions/listen streams and 2025 sessions alike', async () => {
     const { client } = await v2('modern');
     let modernHeard!: () => void;
@@ -306,8 +335,14 @@ describe('2026-07-28 plain tools/call answered as JSON straight from the pipelin
 
   beforeAll(async () => {
     up = await new Upstream().start();
-    up.on((_req, res) => void held.push(() => json(res, 200, { released: true })));
-    gw = await startGateway({ config: { auth: keys }, tools: { 'echo.yaml': echoTool('debug.echo'), 'held.yaml': httpTool('debug.held', `${up.url}/held`) } });
+    up.on((req, res) => {
+      if (req.url === '/late') return; // never answers: the deadline must end the call
+      held.push(() => json(res, 200, { released: true }));
+    });
+    gw = await startGateway({
+      config: { auth: keys },
+      tools: { 'echo.yaml': echoTool('debug.echo'), 'held.yaml': httpTool('debug.held', `${up.url}/held`), 'late.yaml': httpTool('debug.late', `${up.url}/late`, { timeoutMs: 300 }) },
+    });
     base = await gw.app.listen({ port: 0, host: '127.0.0.1' });
   });
   afterAll(async () => {
@@ -343,5 +378,15 @@ describe('2026-07-28 plain tools/call answered as JSON straight from the pipelin
     expect(other.status).toBe(400);
     expect(((await other.json()) as { error: { code: number } }).error.code).toBe(-32020);
     expect(held).toHaveLength(0); // debug.held never ran
+  });
+
+  it('the deadline holds for a Modern call: a tool past its timeoutMs is a TIMEOUT result, audited', async () => {
+    const client = new ClientV2({ name: 'eras-late', version: '1.0.0' }, { versionNegotiation: { mode: { pin: '2026-07-28' } } });
+    await client.connect(new HttpV2(new URL(`${base}/mcp`), { requestInit: { headers: auth(AGENT) } }));
+    const res = await client.callTool({ name: 'debug.late', arguments: {} });
+    expect(res.isError).toBe(true);
+    expect(textOf(res)).toMatch(/^Error TIMEOUT/);
+    expect((await gw.audit()).find((r) => r['tool'] === 'debug.late')).toMatchObject({ outcome: 'error', caller: 'agent-1' });
+    await client.close();
   });
 });
