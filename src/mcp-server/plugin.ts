@@ -43,6 +43,15 @@ function parseBody(req: FastifyRequest): Parsed | undefined {
   }
 }
 
+/** Aborts when the response closes before it was sent in full (the client hung up). */
+function clientGone(reply: FastifyReply): AbortSignal {
+  const ac = new AbortController();
+  reply.raw.once('close', () => {
+    if (!reply.raw.writableFinished) ac.abort();
+  });
+  return ac.signal;
+}
+
 /**
  * A message the MCP SDK would overflow its stack reading (its schemas recurse into results and
  * params): refused as an invalid request. A tools/call is not: its arguments go to the pipeline,
@@ -161,7 +170,8 @@ export async function mcpServerRoutes(app: FastifyInstance, opts: { gw: Gateway 
     const parsed = parseBody(req);
     if (parsed && tooDeep(parsed.value)) return refuse(reply, 'too_deep', 400, -32600, `Invalid Request: the message nests deeper than ${MAX_NESTING} levels`);
     let web: Request | undefined;
-    const webRequest = () => (web ??= toWebRequest(req, parsed === undefined));
+    // The SDK's per-request handler ends an exchange (a call, a listen stream) when this aborts: the client went away.
+    const webRequest = () => (web ??= toWebRequest(req, parsed === undefined, clientGone(reply)));
     if (await isLegacy(req, parsed, webRequest)) return handleLegacy(req, reply, parsed);
     return handleModern(req, reply, parsed, webRequest);
   };

@@ -44,7 +44,10 @@ interface Connected {
 describe('/mcp and /sse in both protocol eras, with real clients', () => {
   let gw: TestGateway;
   let base: string;
+  let up: Upstream;
   const open: Connected[] = [];
+  /** Upstream requests of net.held, until their connection closes. */
+  const heldOpen = new Set<object>();
 
   /** The v2 client in a negotiation mode; with `answer`, it declares elicitation and answers every form so. */
   async function v2(mode: Mode, o: { key?: string; answer?: Answer; asked?: string[]; url?: string; fetch?: typeof fetch } = {}) {
@@ -87,7 +90,7 @@ describe('/mcp and /sse in both protocol eras, with real clients', () => {
 
   /** The same three checks for every client: per-key list, an audited call, a gated call approved by the client's user and one left pending. */
   async function exercise(c: Connected, narrow: Connected, approving: Connected, asked: string[], expectSession: boolean) {
-    expect((await c.listTools()).tools.map((t) => t.name).sort()).toEqual(['debug.echo', 'files.delete', 'ops.wipe']);
+    expect((await c.listTools()).tools.map((t) => t.name).sort()).toEqual(['debug.echo', 'files.delete', 'net.held', 'ops.wipe']);
     expect((await narrow.listTools()).tools.map((t) => t.name)).toEqual(['debug.echo']);
     expect(textOf(await narrow.callTool({ name: 'files.delete', arguments: {} }))).toMatch(/^Error FORBIDDEN/);
 
@@ -125,12 +128,18 @@ describe('/mcp and /sse in both protocol eras, with real clients', () => {
   }
 
   beforeAll(async () => {
-    gw = await startGateway({ config: config(), tools });
+    up = await new Upstream().start();
+    up.on((req, res) => {
+      heldOpen.add(req);
+      res.on('close', () => heldOpen.delete(req)); // never answered: only the gateway giving up ends it
+    });
+    gw = await startGateway({ config: config(), tools: { ...tools, 'held.yaml': httpTool('net.held', `${up.url}/held`, { timeoutMs: 30_000 }) } });
     base = await gw.app.listen({ port: 0, host: '127.0.0.1' });
   });
   afterAll(async () => {
     await gw.close();
     await Promise.all(open.map((c) => c.close().catch(() => undefined)));
+    await up.close();
   });
 
   it('v2 client pinned to 2026-07-28: connects (server/discover), lists per key, calls, approves through the input-required round trip', async () => {
@@ -173,7 +182,7 @@ describe('/mcp and /sse in both protocol eras, with real clients', () => {
     await exercise(client as unknown as Connected, narrow.client as unknown as Connected, approving.client as unknown as Connected, asked, true);
     // The same endpoint, the same key, the other era at once.
     const modern = await v2('modern');
-    expect((await modern.client.listTools()).tools).toHaveLength(3);
+    expect((await modern.client.listTools()).tools).toHaveLength(4);
     expect(client.getNegotiatedProtocolVersion()).toBe('2025-11-25');
   });
 
@@ -198,7 +207,7 @@ describe('/mcp and /sse in both protocol eras, with real clients', () => {
     const sse2 = new ClientV2({ name: 'eras-v2-sse', version: '1.0.0' });
     await sse2.connect(new SseV2(new URL(`${base}/sse`), { requestInit: { headers: auth(AGENT) }, eventSourceInit: { fetch: (url, init) => fetch(url, { ...init, headers: { ...(init?.headers as Record<string, string>), ...auth(AGENT) } }) } }));
     open.push(sse2 as unknown as Connected);
-    expect((await sse2.listTools()).tools).toHaveLength(3);
+    expect((await sse2.listTools()).tools).toHaveLength(4);
     const modern = await v2('modern');
     expect(JSON.parse(textOf(await modern.client.callTool({ name: 'debug.echo', arguments: { via: 'modern' } })))).toEqual({ via: 'modern' });
   });
@@ -232,6 +241,22 @@ describe('/mcp and /sse in both protocol eras, with real clients', () => {
     expect((await client.callTool({ name: 'debug.echo', arguments: { after: 1 } })).isError).toBe(false);
   });
 
+  it('2026-07-28: closing the request cancels the call and its upstream request (the SDK path, approvals configured)', async () => {
+    const V = 'io.modelcontextprotocol/protocolVersion';
+    const ac = new AbortController();
+    const pending = fetch(`${base}/mcp`, {
+      method: 'POST',
+      headers: { ...auth(AGENT), 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call', 'mcp-name': 'net.held' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 5, method: 'tools/call', params: { name: 'net.held', arguments: {}, _meta: { [V]: '2026-07-28', 'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' }, 'io.modelcontextprotocol/clientCapabilities': {} } } }),
+      signal: ac.signal,
+    }).catch(() => undefined);
+    await untilAsync(async () => heldOpen.size === 1, 'the upstream request');
+    ac.abort();
+    await pending;
+    await untilAsync(async () => heldOpen.size === 0, 'the upstream request to be cancelled');
+    await untilAsync(async () => (await gw.audit()).some((r) => r['tool'] === 'net.held' && r['outcome'] === 'error'), 'the cancelled call\'s audit record');
+  });
+
   it('a reload that changes the tools reaches Modern subscriptions/listen streams and 2025 sessions alike', async () => {
     const { client } = await v2('modern');
     let modernHeard!: () => void;
@@ -251,7 +276,7 @@ describe('/mcp and /sse in both protocol eras, with real clients', () => {
     await gw.app.gw.reload();
     await Promise.all([modernNotified, legacyNotified]);
     expect((await client.listTools()).tools.map((t) => t.name)).toContain('debug.fresh');
-    await sub.close();
+    // The stream stays open: closing the gateway (afterAll) must end it, not wait on it.
   });
 });
 
