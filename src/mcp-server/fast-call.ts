@@ -1,5 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { CallToolResult } from '@modelcontextprotocol/server';
+import type { CallToolResult, InputRequiredResult } from '@modelcontextprotocol/server';
+import type { ModernGate } from './input-required.js';
 import { SESSION_REVISIONS } from './era.js';
 import { GatewayError } from '../errors.js';
 import type { McpServerDeps } from './server.js';
@@ -79,7 +80,17 @@ export function clientCancelled(): GatewayError {
  * reply is hijacked for that, so the drain's onSend hook does not run: its count is released here
  * (onResponse hooks, the request log, still run when the response finishes).
  */
-export async function answerFastCall(deps: McpServerDeps, session: McpSession | undefined, call: FastCall, req: FastifyRequest, reply: FastifyReply, encode: (r: CallToolResult) => unknown = (r) => r): Promise<void> {
+export interface FastCallEra {
+  /** The 2025 session the call belongs to; none in 2026-07-28. */
+  session?: McpSession | undefined;
+  /** 2026-07-28: a gated call may answer with an input request. */
+  modern?: ModernGate | undefined;
+  /** The result as the era's wire carries it. */
+  encode?: (r: CallToolResult | InputRequiredResult) => unknown;
+}
+
+export async function answerFastCall(deps: McpServerDeps, call: FastCall, req: FastifyRequest, reply: FastifyReply, era: FastCallEra): Promise<void> {
+  const { session, modern, encode = (r) => r } = era;
   // A 2025 session's calls are found again by a notifications/cancelled; a 2026-07-28 call is cancelled by closing its response.
   let calls = session ? inFlight.get(session) : undefined;
   if (session && !calls) inFlight.set(session, (calls = new Map()));
@@ -93,7 +104,7 @@ export async function answerFastCall(deps: McpServerDeps, session: McpSession | 
   res.flushHeaders();
   let body: string;
   try {
-    const result = await runMcpCall(deps, req.caller, call.name, call.args, { requestId: req.id, headers: req.headers, sessionId: session?.id, onClientGone: watch });
+    const result = await runMcpCall(deps, req.caller, call.name, call.args, { requestId: req.id, headers: req.headers, sessionId: session?.id, onClientGone: watch, modern });
     body = JSON.stringify({ jsonrpc: '2.0', id: call.id, result: encode(result) });
   } catch (e) {
     // runMcpCall answers every failure as a tool result; this is a bug's last resort, not a path.

@@ -1,5 +1,5 @@
 import type { FastifyRequest } from 'fastify';
-import { classifyInboundRequest, SERVER_INFO_META_KEY, type CallToolResult } from '@modelcontextprotocol/server';
+import { classifyInboundRequest, CLIENT_CAPABILITIES_META_KEY, isInputRequiredResult, SERVER_INFO_META_KEY, type CallToolResult, type InputRequiredResult } from '@modelcontextprotocol/server';
 import { plainToolCall, type FastCall } from './fast-call.js';
 import { MODERN_REVISION } from './modern.js';
 import { SERVER_INFO } from './server.js';
@@ -29,6 +29,14 @@ export function asModernFastCall(req: FastifyRequest, msg: unknown): FastCall | 
 }
 
 /** A tool result as the 2026-07-28 wire carries it (what the SDK's encoder adds: resultType, the server's identity). */
-export function modernResult(r: CallToolResult): Record<string, unknown> {
-  return { ...r, resultType: 'complete', _meta: { ...r._meta, [SERVER_INFO_META_KEY]: SERVER_INFO } };
+export function modernResult(r: CallToolResult | InputRequiredResult): Record<string, unknown> {
+  const meta = { ...r._meta, [SERVER_INFO_META_KEY]: SERVER_INFO };
+  return isInputRequiredResult(r) ? { ...r, _meta: meta } : { ...r, resultType: 'complete', _meta: meta };
+}
+
+/** The client capabilities its envelope declares (already validated by the classifier). */
+export function envelopeCapabilities(msg: unknown): { elicitation?: { form?: unknown; url?: unknown } } | undefined {
+  const meta = (msg as { params?: { _meta?: Record<string, unknown> } }).params?._meta;
+  const caps = meta?.[CLIENT_CAPABILITIES_META_KEY];
+  return caps !== null && typeof caps === 'object' ? (caps as { elicitation?: { form?: unknown; url?: unknown } }) : undefined;
 }

@@ -5,23 +5,19 @@ import { requireCaller } from '../plugins/auth.js';
 import { errorResponses } from '../routes/schemas.js';
 import { jsonRpcError, toWebRequest, withOpeningComment } from './http.js';
 import { SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/server';
-import { buildMcpServer } from './server.js';
+import { buildMcpServer, declaresForm } from './server.js';
 import { McpSessions } from './sessions.js';
 import { answerFastCall, asFastCall, cancelFastCall } from './fast-call.js';
 import { LegacySse } from './legacy-sse.js';
 import { MAX_NESTING, nestsDeeperThan } from '../util/depth.js';
 import { isLegacy, opensSession } from './era.js';
 import { ModernMcp, MODERN_REVISION } from './modern.js';
-import { asModernFastCall, modernResult } from './modern-fast-call.js';
+import { asModernFastCall, envelopeCapabilities, modernResult } from './modern-fast-call.js';
+import type { ModernGate } from './input-required.js';
 import { refusalReason, type ProtocolErrorReason } from './protocol-errors.js';
 
 const LIMITS = { perCaller: 32, idleMs: 30 * 60 * 1000 };
 
-/**
- * /mcp: toolgate as an MCP server over Streamable HTTP. Origin and Host are checked before the
- * key by the app's origin policy (strict here: a foreign Origin is 403 on GET too), then the key
- * as for REST (401); each session is bound to its caller.
- */
 /**
  * The request to the SDK's transport. A POST body that parses as JSON is handed over parsed (no
  * body stream to build and read again); one that does not goes as it came, for the SDK's own
@@ -71,14 +67,20 @@ function isJsonContent(type: string | undefined): boolean {
   return type !== undefined && type.toLowerCase().includes('application/json');
 }
 
+/**
+ * /mcp: toolgate as an MCP server over Streamable HTTP, both eras (2026-07-28 per request, 2025
+ * with sessions), and /sse. Origin and Host are checked before the key by the app's origin policy
+ * (strict here: a foreign Origin is 403 on GET too), then the key as for REST (401), for every
+ * era; each 2025 session is bound to its caller.
+ */
 export async function mcpServerRoutes(app: FastifyInstance, opts: { gw: Gateway }): Promise<void> {
   const { gw } = opts;
   const { config } = gw;
   const elicitable = config.mcp.elicitApproval.tools.map(globToRegExp);
   const deps = { gw, mayElicit: (tool: string) => elicitable.some((re) => re.test(tool)) };
   const sessions = new McpSessions((caller) => buildMcpServer(deps, caller), LIMITS);
-  // Plain tools/call POSTs are answered as JSON straight from the pipeline unless a tool may be
-  // approved by elicitation (that needs the request's stream).
+  // Plain tools/call POSTs are answered as JSON straight from the pipeline: in 2026-07-28 always,
+  // in 2025 unless a tool may be approved by the client's user (that asks on the request's stream).
   const fastCalls = elicitable.length === 0;
 
   requireCaller(app, gw.keys);
@@ -130,7 +132,7 @@ export async function mcpServerRoutes(app: FastifyInstance, opts: { gw: Gateway 
       if (!session) return refuse(reply, 'session_not_found', 404, -32001, 'Session not found');
       if (parsed && fastCalls) {
         const call = asFastCall(req, parsed.value);
-        if (call) return answerFastCall(deps, session, call, req, reply);
+        if (call) return answerFastCall(deps, call, req, reply, { session });
         cancelFastCall(session, parsed.value);
       }
       session.streams++;
@@ -159,9 +161,11 @@ export async function mcpServerRoutes(app: FastifyInstance, opts: { gw: Gateway 
     if (req.headers['mcp-session-id'] !== undefined) {
       return refuse(reply, 'session_on_modern', 400, -32600, `Bad Request: protocol revision ${MODERN_REVISION} has no sessions; send no Mcp-Session-Id header`);
     }
-    if (parsed && fastCalls) {
-      const call = asModernFastCall(req, parsed.value);
-      if (call) return answerFastCall(deps, undefined, call, req, reply, modernResult);
+    // A gated call here answers with an input request, no stream needed: the JSON path serves every plain call.
+    const call = parsed ? asModernFastCall(req, parsed.value) : undefined;
+    if (call) {
+      const gate: ModernGate = { deps, caller: req.caller, requestId: req.id, canAsk: declaresForm(envelopeCapabilities(parsed?.value)) };
+      return answerFastCall(deps, call, req, reply, { modern: gate, encode: modernResult });
     }
     return answer(reply, req, await modern.fetch(webRequest(), req.caller, parsed?.value));
   };

@@ -116,7 +116,11 @@ export function buildMcpServer(deps: McpServerDeps, caller: Caller, era: Era = '
 
 /** The client can show a form: in 2025 declared at initialize, in 2026-07-28 in each request's envelope (seeded by the SDK). */
 export function canElicitForm(server: Server): boolean {
-  const e = server.getClientCapabilities()?.elicitation;
+  return declaresForm(server.getClientCapabilities());
+}
+
+export function declaresForm(capabilities: { elicitation?: { form?: unknown; url?: unknown } } | undefined): boolean {
+  const e = capabilities?.elicitation;
   // An empty `elicitation: {}` means form mode (the spec's default).
   return e !== undefined && (e.form !== undefined || e.url === undefined);
 }
@@ -136,8 +140,8 @@ export interface McpCallOptions {
 }
 
 /** One tools/call of an MCP client through the pipeline, as a CallToolResult (failures included, as isError results). */
-export async function runMcpCall(deps: McpServerDeps, caller: Caller, name: string, args: Record<string, unknown>, o: McpCallOptions & { modern: ModernGate }): Promise<CallToolResult | InputRequiredResult>;
-export async function runMcpCall(deps: McpServerDeps, caller: Caller, name: string, args: Record<string, unknown>, o: McpCallOptions): Promise<CallToolResult>;
+export async function runMcpCall(deps: McpServerDeps, caller: Caller, name: string, args: Record<string, unknown>, o: McpCallOptions & { modern?: undefined }): Promise<CallToolResult>;
+export async function runMcpCall(deps: McpServerDeps, caller: Caller, name: string, args: Record<string, unknown>, o: McpCallOptions): Promise<CallToolResult | InputRequiredResult>;
 export async function runMcpCall(deps: McpServerDeps, caller: Caller, name: string, args: Record<string, unknown>, o: McpCallOptions): Promise<CallToolResult | InputRequiredResult> {
   const { gw } = deps;
   const tag = o.modern ? undefined : sessionTag(o.sessionId);

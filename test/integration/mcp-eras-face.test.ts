@@ -241,20 +241,23 @@ describe('/mcp and /sse in both protocol eras, with real clients', () => {
     expect((await client.callTool({ name: 'debug.echo', arguments: { after: 1 } })).isError).toBe(false);
   });
 
-  it('2026-07-28: closing the request cancels the call and its upstream request (the SDK path, approvals configured)', async () => {
+  it('2026-07-28: closing the request cancels the call and its upstream request, on the JSON path and through the SDK (a progress token)', async () => {
     const V = 'io.modelcontextprotocol/protocolVersion';
-    const ac = new AbortController();
-    const pending = fetch(`${base}/mcp`, {
-      method: 'POST',
-      headers: { ...auth(AGENT), 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call', 'mcp-name': 'net.held' },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 5, method: 'tools/call', params: { name: 'net.held', arguments: {}, _meta: { [V]: '2026-07-28', 'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' }, 'io.modelcontextprotocol/clientCapabilities': {} } } }),
-      signal: ac.signal,
-    }).catch(() => undefined);
-    await untilAsync(async () => heldOpen.size === 1, 'the upstream request');
-    ac.abort();
-    await pending;
-    await untilAsync(async () => heldOpen.size === 0, 'the upstream request to be cancelled');
-    await untilAsync(async () => (await gw.audit()).some((r) => r['tool'] === 'net.held' && r['outcome'] === 'error'), 'the cancelled call\'s audit record');
+    for (const [n, extra] of [[1, {}], [2, { progressToken: 'p-2' }]] as const) {
+      const ac = new AbortController();
+      const meta = { [V]: '2026-07-28', 'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' }, 'io.modelcontextprotocol/clientCapabilities': {}, ...extra };
+      const pending = fetch(`${base}/mcp`, {
+        method: 'POST',
+        headers: { ...auth(AGENT), 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call', 'mcp-name': 'net.held' },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 5, method: 'tools/call', params: { name: 'net.held', arguments: { n }, _meta: meta } }),
+        signal: ac.signal,
+      }).then((r) => r.text()).catch(() => undefined);
+      await untilAsync(async () => heldOpen.size === 1, 'the upstream request');
+      ac.abort();
+      await pending;
+      await untilAsync(async () => heldOpen.size === 0, 'the upstream request to be cancelled');
+      await untilAsync(async () => (await gw.audit()).some((r) => r['tool'] === 'net.held' && r['outcome'] === 'error' && JSON.stringify(r['args']) === JSON.stringify({ n })), 'the cancelled call\'s audit record');
+    }
   });
 
   it('a reload that changes the tools reaches Modern subscriptions/listen streams and 2025 sessions alike', async () => {
