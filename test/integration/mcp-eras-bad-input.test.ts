@@ -193,6 +193,19 @@ describe('/mcp refuses bad protocol input with the specified error, counted, nev
     expect(runs).toHaveLength(1);
   });
 
+  it('nesting: a Modern message nested past the limit is 400 -32600 (too_deep); a call\'s deep arguments are the pipeline\'s tool error, in both Modern paths', async () => {
+    let deep: unknown = 'x';
+    for (let i = 0; i < 1100; i++) deep = { d: deep };
+    const list = await counted('too_deep', () => post({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: { _meta: envelope(), cursor: deep } }, modernHeaders('tools/list')));
+    expect(list).toMatchObject({ status: 400, body: { error: { code: -32600 } } });
+    for (const meta of [envelope(), { ...envelope(), progressToken: 'p' }]) {
+      const res = await post({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'debug.echo', arguments: { deep }, _meta: meta } }, modernHeaders('tools/call', 'debug.echo'));
+      expect(res.status).toBe(200);
+      expect(res.body.result).toMatchObject({ isError: true });
+      expect(JSON.stringify(res.body.result)).toMatch(/INVALID_ARGUMENTS|too deep|nest/i);
+    }
+  });
+
   it('malformed JSON and batches of bad messages are JSON-RPC errors, counted, never 500', async () => {
     const parse = await counted('parse_error', () => post('{"jsonrpc": "2.0", "id": 1, "method": ', modernHeaders('tools/list')));
     expect(parse).toMatchObject({ status: 400, body: { error: { code: -32700 } } });
