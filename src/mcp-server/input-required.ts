@@ -21,16 +21,24 @@ const STATE = 'tg1.';
 
 const invalidState = () => new ProtocolError(ProtocolErrorCode.InvalidParams, 'Invalid or expired requestState', { reason: 'invalid_request_state' });
 
+/** Marks a confirmation as asked of this caller's MCP client (shared state: any replica may take the answer). */
+const askedKey = (confirmationId: string) => `toolgate:mcp:asked:${confirmationId}`;
+
 /**
  * A gated call in 2026-07-28: when the client can show a form and the tool may be approved by the
  * client's user, the result is `input_required` with one form, and its `requestState` is the
- * confirmation id. That state holds no authority by itself: on the retry the confirmations store
- * (shared through Redis across replicas) is asked whether the confirmation is still pending, is
- * this caller's own, and is of this tool, so a client can neither approve another key's call nor
- * mint one. Otherwise the result names the pending confirmation, as in 2025.
+ * confirmation id. That state holds no authority by itself: the gateway records (in the state
+ * store, shared through Redis across replicas) that it asked this caller about this confirmation,
+ * and on the retry checks that record and the confirmations store (still pending, this caller's
+ * own, of this tool), so a client can neither approve another key's call nor one it was never
+ * asked about (a REST call's, or one whose result only named the confirmation). Otherwise the
+ * result names the pending confirmation, as in 2025.
  */
-export function askModern(g: ModernGate, pending: PendingResponse): CallToolResult | InputRequiredResult {
+export async function askModern(g: ModernGate, pending: PendingResponse): Promise<CallToolResult | InputRequiredResult> {
   if (!g.canAsk || !g.deps.mayElicit(pending.tool)) return pendingResult(pending);
+  const ttl = Date.parse(pending.confirmation.expiresAt) - Date.now();
+  if (!(ttl > 0)) return pendingResult(pending);
+  await g.deps.gw.state.set(askedKey(pending.confirmation.id), g.caller.id, ttl);
   return ask(pending.confirmation.id, pending.tool, pending.confirmation.summary);
 }
 
@@ -41,7 +49,7 @@ function ask(confirmationId: string, tool: string, summary: string): InputRequir
 
 /**
  * The retry of a call that answered `input_required`: undefined when the request carries no
- * requestState (a first call). State that does not name a pending confirmation this caller may
+ * requestState (a first call). State that does not name a confirmation this caller was asked to
  * decide here is refused with -32602, the same answer for unknown, another key's, or forged.
  */
 export async function resumeModern(g: ModernGate, ctx: ServerContext, tool: string): Promise<CallToolResult | InputRequiredResult | undefined> {
@@ -49,7 +57,10 @@ export async function resumeModern(g: ModernGate, ctx: ServerContext, tool: stri
   if (state === undefined) return undefined;
   if (typeof state !== 'string' || !state.startsWith(STATE)) throw invalidState();
   const { gw, mayElicit } = g.deps;
-  const conf = await gw.confirmations.get(state.slice(STATE.length));
+  const id = state.slice(STATE.length);
+  // Asked of this caller, by this gateway, and the client can still answer a form.
+  if (!g.canAsk || id === '' || (await gw.state.get(askedKey(id))) !== g.caller.id) throw invalidState();
+  const conf = await gw.confirmations.get(id);
   if (!conf || conf.caller !== g.caller.id || conf.tool !== tool || !mayElicit(conf.tool) || !gw.confirmations.inScope(g.caller, conf)) throw invalidState();
   if (conf.status === 'expired') throw invalidState();
   if (conf.status !== 'pending') {

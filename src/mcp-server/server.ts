@@ -167,7 +167,7 @@ export async function runMcpCall(deps: McpServerDeps, caller: Caller, name: stri
   }
   if (out.status === 'ok') return toolResult(out.result);
   if (out.status === 'running') return toolResult({ content: [{ type: 'text', text: `Started in the background as call ${out.callId}.` }], isError: false });
-  if (o.modern) return askModern(o.modern, out);
+  if (o.modern) return askModern(o.modern, out).catch((e: unknown) => errorResult(e, gw.registry, name));
   if (!o.gate) return pendingResult(out);
   const ctx = { gw, server: o.gate.server, ctx: o.gate.ctx, caller, mayElicit: deps.mayElicit, requestId: o.requestId, sessionTag: tag ?? '-' };
   return settleGate(ctx, out).catch((e: unknown) => errorResult(e, gw.registry, name));

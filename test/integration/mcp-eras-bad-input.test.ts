@@ -163,7 +163,7 @@ describe('/mcp refuses bad protocol input with the specified error, counted, nev
     );
   const confirmationOf = (state: string) => state.replace(/^tg1\./, '');
 
-  it('requestState cannot approve another key\'s call, nor be forged: -32602, and the confirmation stays pending', async () => {
+  it('requestState cannot approve another key\'s call, one the client was never asked about, nor be forged: -32602, and the confirmation stays pending', async () => {
     const state = await gated(AGENT);
     const id = confirmationOf(state);
     expect((await gw.app.gw.confirmations.get(id))?.status).toBe('pending');
@@ -181,6 +181,17 @@ describe('/mcp refuses bad protocol input with the specified error, counted, nev
     const wipeId = /confirmation (cf_[A-Za-z0-9_-]+)/.exec(JSON.stringify(wipe.body.result))?.[1];
     expect((await retry(AGENT, `tg1.${wipeId}`, 'ops.wipe')).body.error?.code).toBe(-32602);
     expect((await gw.app.gw.confirmations.get(wipeId!))?.status).toBe('pending');
+
+    // A confirmation the client was never asked about: one opened over REST, or one whose result only
+    // named it (the client declared no elicitation), cannot be approved by a state that names it.
+    const rest = await gw.call('files.delete', { path: '/rest' }, { key: AGENT });
+    const restId = (rest.json() as { confirmation: { id: string } }).confirmation.id;
+    expect((await retry(AGENT, `tg1.${restId}`)).body.error?.code).toBe(-32602);
+    const named = await post({ jsonrpc: '2.0', id: 4, method: 'tools/call', params: { name: 'files.delete', arguments: { path: '/named' }, _meta: envelope() } }, modernHeaders('tools/call', 'files.delete'));
+    const namedId = /confirmation (cf_[A-Za-z0-9_-]+)/.exec(JSON.stringify(named.body.result))?.[1];
+    expect(namedId).toBeDefined();
+    expect((await retry(AGENT, `tg1.${namedId}`)).body.error?.code).toBe(-32602);
+    for (const other of [restId, namedId!]) expect((await gw.app.gw.confirmations.get(other))?.status).toBe('pending');
 
     expect((await gw.app.gw.confirmations.get(id))?.status).toBe('pending');
     // The owner's own answer still works, once; a replay is told it was decided and runs nothing again.
