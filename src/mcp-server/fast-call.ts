@@ -1,5 +1,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult, InputRequiredResult } from '@modelcontextprotocol/server';
+import type { ModernGate } from './input-required.js';
+import { SESSION_REVISIONS } from './era.js';
 import { GatewayError } from '../errors.js';
 import type { McpServerDeps } from './server.js';
 import { header, runMcpCall } from './server.js';
@@ -31,7 +33,7 @@ export function asFastCall(req: FastifyRequest, msg: unknown): FastCall | undefi
   const accept = header(req.headers, 'accept') ?? '';
   if (!accept.includes('application/json') || !accept.includes('text/event-stream')) return undefined;
   const version = header(req.headers, 'mcp-protocol-version');
-  if (version !== undefined && !SUPPORTED_PROTOCOL_VERSIONS.includes(version)) return undefined;
+  if (version !== undefined && !SESSION_REVISIONS.includes(version)) return undefined;
   return call;
 }
 
@@ -78,27 +80,39 @@ export function clientCancelled(): GatewayError {
  * reply is hijacked for that, so the drain's onSend hook does not run: its count is released here
  * (onResponse hooks, the request log, still run when the response finishes).
  */
-export async function answerFastCall(deps: McpServerDeps, session: McpSession, call: FastCall, req: FastifyRequest, reply: FastifyReply): Promise<void> {
-  let calls = inFlight.get(session);
-  if (!calls) inFlight.set(session, (calls = new Map()));
+export interface FastCallEra {
+  /** The 2025 session the call belongs to; none in 2026-07-28. */
+  session?: McpSession | undefined;
+  /** 2026-07-28: a gated call may answer with an input request. */
+  modern?: ModernGate | undefined;
+  /** The result as the era's wire carries it. */
+  encode?: (r: CallToolResult | InputRequiredResult) => unknown;
+}
+
+export async function answerFastCall(deps: McpServerDeps, call: FastCall, req: FastifyRequest, reply: FastifyReply, era: FastCallEra): Promise<void> {
+  const { session, modern, encode = (r) => r } = era;
+  // A 2025 session's calls are found again by a notifications/cancelled; a 2026-07-28 call is cancelled by closing its response.
+  let calls = session ? inFlight.get(session) : undefined;
+  if (session && !calls) inFlight.set(session, (calls = new Map()));
   const res = reply.raw;
   const watch = new ClientWatch(res);
-  calls.set(call.id, watch);
+  calls?.set(call.id, watch);
   reply.hijack();
-  reply.header('content-type', 'application/json').header('mcp-session-id', session.id);
+  reply.header('content-type', 'application/json');
+  if (session) reply.header('mcp-session-id', session.id);
   res.writeHead(200, reply.getHeaders() as OutgoingHttpHeaders);
   res.flushHeaders();
   let body: string;
   try {
-    const result = await runMcpCall(deps, req.caller, call.name, call.args, { requestId: req.id, headers: req.headers, sessionId: session.id, onClientGone: watch });
-    body = JSON.stringify({ jsonrpc: '2.0', id: call.id, result });
+    const result = await runMcpCall(deps, req.caller, call.name, call.args, { requestId: req.id, headers: req.headers, sessionId: session?.id, onClientGone: watch, modern });
+    body = JSON.stringify({ jsonrpc: '2.0', id: call.id, result: encode(result) });
   } catch (e) {
     // runMcpCall answers every failure as a tool result; this is a bug's last resort, not a path.
     req.log.error({ err: e }, 'an MCP tools/call failed inside the gateway');
     body = JSON.stringify({ jsonrpc: '2.0', id: call.id, error: { code: -32603, message: 'Internal error' } });
   } finally {
     watch.release();
-    if (calls.get(call.id) === watch) calls.delete(call.id);
+    if (calls?.get(call.id) === watch) calls.delete(call.id);
   }
   res.end(body);
   req.work?.leave();

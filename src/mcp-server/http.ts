@@ -10,7 +10,7 @@ const HOP = new Set(['host', 'connection', 'keep-alive', 'transfer-encoding', 'c
  * answers malformed JSON itself, in JSON-RPC terms. `x-request-id` carries the gateway's id to the
  * tool handlers (audit correlation).
  */
-export function toWebRequest(req: FastifyRequest, withBody = true): Request {
+export function toWebRequest(req: FastifyRequest, withBody = true, signal?: AbortSignal): Request {
   const headers = new Headers();
   for (const [name, value] of Object.entries(req.headers)) {
     if (value === undefined || HOP.has(name)) continue;
@@ -25,7 +25,7 @@ export function toWebRequest(req: FastifyRequest, withBody = true): Request {
   }
   headers.set('x-request-id', req.id);
   const body = withBody && req.method === 'POST' && typeof req.body === 'string' ? req.body : undefined;
-  return new Request(`http://localhost${req.url}`, { method: req.method, headers, ...(body !== undefined ? { body } : {}) });
+  return new Request(`http://localhost${req.url}`, { method: req.method, headers, ...(body !== undefined ? { body } : {}), ...(signal ? { signal } : {}) });
 }
 
 const OPENING = new TextEncoder().encode(': stream open\n\n');

@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import type { Server } from '@modelcontextprotocol/server';
 import { SSEServerTransport } from '@modelcontextprotocol/sdk/server/sse.js';
 import type { Caller } from '../auth/caller.js';
 import { GatewayError } from '../errors.js';
@@ -7,6 +7,8 @@ import { newId } from '../util/ids.js';
 import { CallSlot } from '../pipeline/client-gone.js';
 import { cancelledRequestId, clientCancelled, plainToolCall } from './fast-call.js';
 import { header, runMcpCall, type McpServerDeps } from './server.js';
+import { toWebRequest } from './http.js';
+import type { ProtocolErrorReason } from './protocol-errors.js';
 
 /** The legacy transport's paths (MCP 2024-11-05 "HTTP with SSE"): the stream, and where its messages are posted. */
 export const SSE_PATH = '/sse';
@@ -82,17 +84,27 @@ export class LegacySse {
     const id = (req.query as Record<string, unknown> | undefined)?.['sessionId'];
     const session = typeof id === 'string' ? this.sessions.get(id) : undefined;
     // Another key's session is not found either: a key learns nothing about others' sessions.
-    if (!session || session.callerId !== req.caller.id) throw new GatewayError('NOT_FOUND', 'no SSE session with that sessionId', { modelMessage: 'The MCP session is gone. Open a new one with GET /sse.' });
+    const refused = (reason: ProtocolErrorReason) => this.deps.gw.metrics.mcpProtocolError(reason);
+    if (!session || session.callerId !== req.caller.id) {
+      refused('session_not_found');
+      throw new GatewayError('NOT_FOUND', 'no SSE session with that sessionId', { modelMessage: 'The MCP session is gone. Open a new one with GET /sse.' });
+    }
     // As the SDK's own SSE transport: JSON only, not text/plain or a form (a cross-site page's preflight-free bodies).
     const type = req.headers['content-type']?.split(';', 1)[0]?.trim().toLowerCase();
-    if (type !== 'application/json') throw new GatewayError('BAD_REQUEST', 'the request body must be JSON (Content-Type: application/json)');
+    if (type !== 'application/json') {
+      refused('media_type');
+      throw new GatewayError('BAD_REQUEST', 'the request body must be JSON (Content-Type: application/json)');
+    }
     let msg: unknown;
     try {
       msg = typeof req.body === 'string' ? JSON.parse(req.body) : undefined;
     } catch {
       msg = undefined;
     }
-    if (msg === undefined) throw new GatewayError('BAD_REQUEST', 'the body must be one JSON-RPC message (JSON)');
+    if (msg === undefined) {
+      refused('parse_error');
+      throw new GatewayError('BAD_REQUEST', 'the body must be one JSON-RPC message (JSON)');
+    }
     const call = fastCalls ? plainToolCall(msg) : undefined;
     if (call) {
       void this.answerOnStream(session, call, req);
@@ -101,8 +113,11 @@ export class LegacySse {
     const cancelled = cancelledRequestId(msg);
     if (cancelled !== undefined) session.calls.get(cancelled)?.cancel(clientCancelled());
     try {
-      await session.transport.handleMessage(msg, { requestInfo: { headers: req.headers } });
+      // The 1.x transport hands `extra` to the v2 Server as it is: `request` is what v2 handlers read headers from.
+      const extra = { requestInfo: { headers: req.headers }, request: toWebRequest(req, false) };
+      await session.transport.handleMessage(msg, extra);
     } catch {
+      refused('invalid_request');
       throw new GatewayError('BAD_REQUEST', 'the body is not a JSON-RPC message');
     }
     return reply.code(202).type('text/plain').send('Accepted');

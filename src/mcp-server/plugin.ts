@@ -4,19 +4,20 @@ import type { Gateway, ReloadResult } from '../gateway.js';
 import { requireCaller } from '../plugins/auth.js';
 import { errorResponses } from '../routes/schemas.js';
 import { jsonRpcError, toWebRequest, withOpeningComment } from './http.js';
-import { buildMcpServer } from './server.js';
+import { SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/server';
+import { buildMcpServer, declaresForm } from './server.js';
 import { McpSessions } from './sessions.js';
 import { answerFastCall, asFastCall, cancelFastCall } from './fast-call.js';
 import { LegacySse } from './legacy-sse.js';
 import { MAX_NESTING, nestsDeeperThan } from '../util/depth.js';
+import { isLegacy, opensSession } from './era.js';
+import { ModernMcp, MODERN_REVISION } from './modern.js';
+import { asModernFastCall, envelopeCapabilities, modernResult } from './modern-fast-call.js';
+import type { ModernGate } from './input-required.js';
+import { refusalReason, type ProtocolErrorReason } from './protocol-errors.js';
 
 const LIMITS = { perCaller: 32, idleMs: 30 * 60 * 1000 };
 
-/**
- * /mcp: toolgate as an MCP server over Streamable HTTP. Origin and Host are checked before the
- * key by the app's origin policy (strict here: a foreign Origin is 403 on GET too), then the key
- * as for REST (401); each session is bound to its caller.
- */
 /**
  * The request to the SDK's transport. A POST body that parses as JSON is handed over parsed (no
  * body stream to build and read again); one that does not goes as it came, for the SDK's own
@@ -38,6 +39,15 @@ function parseBody(req: FastifyRequest): Parsed | undefined {
   }
 }
 
+/** Aborts when the response closes before it was sent in full (the client hung up). */
+function clientGone(reply: FastifyReply): AbortSignal {
+  const ac = new AbortController();
+  reply.raw.once('close', () => {
+    if (!reply.raw.writableFinished) ac.abort();
+  });
+  return ac.signal;
+}
+
 /**
  * A message the MCP SDK would overflow its stack reading (its schemas recurse into results and
  * params): refused as an invalid request. A tools/call is not: its arguments go to the pipeline,
@@ -57,14 +67,20 @@ function isJsonContent(type: string | undefined): boolean {
   return type !== undefined && type.toLowerCase().includes('application/json');
 }
 
+/**
+ * /mcp: toolgate as an MCP server over Streamable HTTP, both eras (2026-07-28 per request, 2025
+ * with sessions), and /sse. Origin and Host are checked before the key by the app's origin policy
+ * (strict here: a foreign Origin is 403 on GET too), then the key as for REST (401), for every
+ * era; each 2025 session is bound to its caller.
+ */
 export async function mcpServerRoutes(app: FastifyInstance, opts: { gw: Gateway }): Promise<void> {
   const { gw } = opts;
   const { config } = gw;
   const elicitable = config.mcp.elicitApproval.tools.map(globToRegExp);
   const deps = { gw, mayElicit: (tool: string) => elicitable.some((re) => re.test(tool)) };
   const sessions = new McpSessions((caller) => buildMcpServer(deps, caller), LIMITS);
-  // Plain tools/call POSTs are answered as JSON straight from the pipeline unless a tool may be
-  // approved by elicitation (that needs the request's stream).
+  // Plain tools/call POSTs are answered as JSON straight from the pipeline: in 2026-07-28 always,
+  // in 2025 unless a tool may be approved by the client's user (that asks on the request's stream).
   const fastCalls = elicitable.length === 0;
 
   requireCaller(app, gw.keys);
@@ -73,32 +89,50 @@ export async function mcpServerRoutes(app: FastifyInstance, opts: { gw: Gateway 
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('*', { parseAs: 'string' }, (_req, body, done) => done(null, body));
 
-  // Clients that speak only the legacy SSE transport: GET /sse, POST /messages.
-  const legacy = new LegacySse(deps, (caller) => buildMcpServer(deps, caller), LIMITS.perCaller);
+  // Clients that speak only the legacy SSE transport: GET /sse, POST /messages (any 2024/2025
+  // revision the SDK knows: clients negotiate over this transport as they do over stdio).
+  const legacy = new LegacySse(deps, (caller) => buildMcpServer(deps, caller, 'legacy', SUPPORTED_PROTOCOL_VERSIONS), LIMITS.perCaller);
   legacy.register(app, fastCalls);
+
+  // 2026-07-28 requests: stateless, any replica.
+  const modern = new ModernMcp(deps, (e) => app.log.debug({ err: e }, 'MCP request refused or failed in the SDK'));
 
   const onReload = (r: ReloadResult) => {
     if (r.added.length + r.changed.length + r.removed.length === 0) return;
+    modern.toolsChanged();
     sessions.forEach((s) => void s.server.sendToolListChanged().catch(() => undefined));
     legacy.forEach((server) => void server.sendToolListChanged().catch(() => undefined));
   };
   gw.on('reload', onReload);
   app.addHook('preClose', async () => {
     gw.off('reload', onReload);
-    await Promise.all([sessions.closeAll(), legacy.closeAll()]);
+    await Promise.all([sessions.closeAll(), legacy.closeAll(), modern.close()]);
   });
 
-  const handle = async (req: FastifyRequest, reply: FastifyReply) => {
+  /** An answer of the gateway's own that refuses a message: counted, then sent. */
+  const refuse = (reply: FastifyReply, reason: ProtocolErrorReason, status: number, code: number, message: string) => {
+    gw.metrics.mcpProtocolError(reason);
+    return reply.send(jsonRpcError(status, code, message));
+  };
+
+  /** Sends the SDK's answer; a refusal (4xx with a JSON-RPC error) is counted by its reason. */
+  const answer = async (reply: FastifyReply, req: FastifyRequest, response: Response) => {
+    const reason = await refusalReason(response);
+    if (reason) gw.metrics.mcpProtocolError(reason);
+    const stream = req.method === 'GET' && response.status === 200 ? response.body : null;
+    return reply.send(stream ? new Response(withOpeningComment(stream), response) : response);
+  };
+
+  /** A 2025-era message: sessions, as before. */
+  const handleLegacy = async (req: FastifyRequest, reply: FastifyReply, parsed: Parsed | undefined) => {
     const id = req.headers['mcp-session-id'];
-    const parsed = parseBody(req);
-    if (parsed && tooDeep(parsed.value)) return reply.send(jsonRpcError(400, -32600, `Invalid Request: the message nests deeper than ${MAX_NESTING} levels`));
     let response: Response;
     if (typeof id === 'string') {
       const session = sessions.get(id, req.caller);
-      if (!session) return reply.send(jsonRpcError(404, -32001, 'Session not found'));
+      if (!session) return refuse(reply, 'session_not_found', 404, -32001, 'Session not found');
       if (parsed && fastCalls) {
         const call = asFastCall(req, parsed.value);
-        if (call) return answerFastCall(deps, session, call, req, reply);
+        if (call) return answerFastCall(deps, call, req, reply, { session });
         cancelFastCall(session, parsed.value);
       }
       session.streams++;
@@ -108,6 +142,8 @@ export async function mcpServerRoutes(app: FastifyInstance, opts: { gw: Gateway 
       });
       response = await handOver(session.transport, req, parsed);
     } else if (req.method === 'POST') {
+      // Not an initialize (a JSON body the SDK would only refuse): refused without building a session for it.
+      if (parsed && !opensSession(parsed.value)) return refuse(reply, 'session_required', 400, -32000, 'Bad Request: Mcp-Session-Id header is required');
       const { transport, settle } = await sessions.open(req.caller);
       try {
         response = await handOver(transport, req, parsed);
@@ -115,10 +151,33 @@ export async function mcpServerRoutes(app: FastifyInstance, opts: { gw: Gateway 
         await settle(); // also when the request was refused before the SDK saw it
       }
     } else {
-      return reply.send(jsonRpcError(400, -32000, 'Bad Request: Mcp-Session-Id header is required'));
+      return refuse(reply, 'session_required', 400, -32000, 'Bad Request: Mcp-Session-Id header is required');
     }
-    const stream = req.method === 'GET' && response.status === 200 ? response.body : null;
-    return reply.send(stream ? new Response(withOpeningComment(stream), response) : response);
+    return answer(reply, req, response);
+  };
+
+  /** A 2026-07-28 message: no session; the SDK's strict handler validates the envelope and answers. */
+  const handleModern = async (req: FastifyRequest, reply: FastifyReply, parsed: Parsed | undefined, webRequest: () => Request) => {
+    if (req.headers['mcp-session-id'] !== undefined) {
+      return refuse(reply, 'session_on_modern', 400, -32600, `Bad Request: protocol revision ${MODERN_REVISION} has no sessions; send no Mcp-Session-Id header`);
+    }
+    // A gated call here answers with an input request, no stream needed: the JSON path serves every plain call.
+    const call = parsed ? asModernFastCall(req, parsed.value) : undefined;
+    if (call) {
+      const gate: ModernGate = { deps, caller: req.caller, requestId: req.id, canAsk: declaresForm(envelopeCapabilities(parsed?.value)) };
+      return answerFastCall(deps, call, req, reply, { modern: gate, encode: modernResult });
+    }
+    return answer(reply, req, await modern.fetch(webRequest(), req.caller, parsed?.value));
+  };
+
+  const handle = async (req: FastifyRequest, reply: FastifyReply) => {
+    const parsed = parseBody(req);
+    if (parsed && tooDeep(parsed.value)) return refuse(reply, 'too_deep', 400, -32600, `Invalid Request: the message nests deeper than ${MAX_NESTING} levels`);
+    let web: Request | undefined;
+    // The SDK's per-request handler ends an exchange (a call, a listen stream) when this aborts: the client went away.
+    const webRequest = () => (web ??= toWebRequest(req, parsed === undefined, clientGone(reply)));
+    if (await isLegacy(req, parsed, webRequest)) return handleLegacy(req, reply, parsed);
+    return handleModern(req, reply, parsed, webRequest);
   };
 
   app.route({
@@ -127,7 +186,7 @@ export async function mcpServerRoutes(app: FastifyInstance, opts: { gw: Gateway 
     config: { origin: 'strict' }, // the transport spec: Origin checked on every connection
     exposeHeadRoute: false, // HEAD is no MCP method: 404 as for any other (Fastify's HEAD cannot send the SDK's Response)
     schema: {
-      summary: 'toolgate as an MCP server (Streamable HTTP): tools/list and tools/call for the caller\'s tools',
+      summary: 'toolgate as an MCP server (Streamable HTTP): revision 2026-07-28 per request (server/discover, subscriptions/listen), 2025-11-25/06-18/03-26 with sessions; tools/list and tools/call for the caller\'s tools',
       tags: ['mcp'],
       response: errorResponses(401, 403),
     },

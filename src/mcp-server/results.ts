@@ -1,4 +1,4 @@
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult } from '@modelcontextprotocol/server';
 import type { ToolResult } from '../adapters/types.js';
 import { errorText } from '../batch/content.js';
 import { GatewayError, isGatewayError } from '../errors.js';
@@ -36,6 +36,6 @@ export function pendingResult(p: PendingResponse): CallToolResult {
   };
 }
 
-export function declinedResult(p: PendingResponse): CallToolResult {
-  return text(`The user declined this call of '${p.tool}' (confirmation ${p.confirmation.id}); it was not run. Do not retry it unless the user asks.`, true);
+export function declinedResult(p: { tool: string; confirmationId: string }): CallToolResult {
+  return text(`The user declined this call of '${p.tool}' (confirmation ${p.confirmationId}); it was not run. Do not retry it unless the user asks.`, true);
 }

@@ -1,5 +1,4 @@
-import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { CallToolRequestSchema, ListToolsRequestSchema, type CallToolResult, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import { Server, type CallToolResult, type InputRequiredResult, type ServerContext, type Tool } from '@modelcontextprotocol/server';
 import { canSee, type Caller } from '../auth/caller.js';
 import type { Gateway } from '../gateway.js';
 import type { ProgressNote } from '../adapters/types.js';
@@ -9,6 +8,8 @@ import type { CompiledTool } from '../tools/types.js';
 import { sha256Hex } from '../util/hash.js';
 import { newId } from '../util/ids.js';
 import { settleGate } from './approval.js';
+import { SESSION_REVISIONS } from './era.js';
+import { askModern, resumeModern, type ModernGate } from './input-required.js';
 import { errorResult, pendingResult, toolResult } from './results.js';
 import type { ClientGone } from '../pipeline/execute.js';
 
@@ -18,6 +19,9 @@ export interface McpServerDeps {
   mayElicit: (tool: string) => boolean;
 }
 
+/** Which protocol era the server instance speaks: `legacy` (2024-11-05 … 2025-11-25, sessions) or `modern` (2026-07-28, per request). */
+export type Era = 'legacy' | 'modern';
+
 /** The MCP form of a tool (toMcp); MCP requires object schemas, so any other output schema is left out. */
 function listed(t: CompiledTool): Tool {
   const { outputSchema, ...rest } = toMcp(t);
@@ -25,7 +29,12 @@ function listed(t: CompiledTool): Tool {
     ...rest,
     inputSchema: { ...t.inputSchema, type: 'object' },
     ...(outputSchema && outputSchema['type'] === 'object' ? { outputSchema: { ...outputSchema, type: 'object' } } : {}),
-  };
+  } as Tool;
+}
+
+/** The caller's tools in their MCP form. */
+export function toolsFor(gw: Gateway, caller: Caller): Tool[] {
+  return gw.registry.tools.filter((t) => canSee(caller, t)).map(listed);
 }
 
 /** The MCP session as the pipeline's sessionId (loop detection, audit): a digest, so the audit log holds no live session id. */
@@ -38,60 +47,104 @@ export function header(headers: Readonly<Record<string, string | string[] | unde
   return Array.isArray(v) ? v[0] : v;
 }
 
-type Extra = Parameters<Parameters<Server['setRequestHandler']>[1]>[1];
+/** A web Request's headers as the pipeline reads them (lower-case names). */
+export function headerRecord(req: Request | undefined): Record<string, string> {
+  const out: Record<string, string> = {};
+  req?.headers.forEach((value, name) => (out[name] = value));
+  return out;
+}
 
 /** Passes an upstream's progress on to the MCP client, when its request carried a progress token. */
-function progressRelay(token: string | number | undefined, extra: Extra): ((p: ProgressNote) => void) | undefined {
+function progressRelay(token: string | number | undefined, ctx: ServerContext): ((p: ProgressNote) => void) | undefined {
   if (token === undefined) return undefined;
   return (p) => {
     const params = { progressToken: token, progress: p.progress, ...(p.total !== undefined ? { total: p.total } : {}), ...(p.message !== undefined ? { message: p.message } : {}) };
-    void extra.sendNotification({ method: 'notifications/progress', params }).catch(() => undefined);
+    void ctx.mcpReq.notify({ method: 'notifications/progress', params }).catch(() => undefined);
   };
 }
 
+/** The gateway as an MCP server names itself so in every era. */
+export const SERVER_INFO = { name: 'toolgate', version: '0.1.0' };
+
+const INSTRUCTIONS = 'Tools served through the toolgate gateway: calls are checked, may need approval, and are audited.';
+
 /**
- * One MCP server per session (the SDK binds a Server to one transport), speaking for one caller:
- * tools/list shows what that caller may see, tools/call runs through the same pipeline as REST.
+ * One MCP server (SDK v2) speaking for one caller (legacy: the revisions it negotiates, by default
+ * /mcp's 2025 ones; an `initialize` naming another gets the newest of them, as the spec says): tools/list shows what that caller may see,
+ * tools/call runs through the same pipeline as REST. A legacy instance serves one session (the SDK
+ * binds a Server to one transport); a modern one serves one request.
  */
-export function buildMcpServer(deps: McpServerDeps, caller: Caller): Server {
+export function buildMcpServer(deps: McpServerDeps, caller: Caller, era: Era = 'legacy', versions: string[] = SESSION_REVISIONS): Server {
   const { gw } = deps;
   const server = new Server(
-    { name: 'toolgate', version: '0.1.0' },
-    { capabilities: { tools: { listChanged: true } }, instructions: 'Tools served through the toolgate gateway: calls are checked, may need approval, and are audited.' },
+    SERVER_INFO,
+    { capabilities: { tools: { listChanged: true } }, instructions: INSTRUCTIONS, ...(era === 'modern' ? {} : { supportedProtocolVersions: versions }) },
   );
 
-  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: gw.registry.tools.filter((t) => canSee(caller, t)).map(listed) }));
+  server.setRequestHandler('tools/list', () => ({ tools: toolsFor(gw, caller) }));
 
-  server.setRequestHandler(CallToolRequestSchema, async (req, extra): Promise<CallToolResult> => {
-    const headers = extra.requestInfo?.headers;
-    const requestId = header(headers, 'x-request-id') ?? newId('r');
-    return runMcpCall(deps, caller, req.params.name, req.params.arguments ?? {}, {
+  server.setRequestHandler('tools/call', async (req, ctx): Promise<CallToolResult | InputRequiredResult> => {
+    const headers = headerRecord(ctx.http?.req);
+    const requestId = headers['x-request-id'] ?? newId('r');
+    const name = req.params.name;
+    const args = req.params.arguments ?? {};
+    if (era === 'modern') {
+      // Modern has no session: none is invented, so its audit records carry no sessionId.
+      const gate: ModernGate = { deps, caller, requestId, canAsk: canElicitForm(server) };
+      const resumed = await resumeModern(gate, ctx, name);
+      if (resumed) return resumed;
+      return runMcpCall(deps, caller, name, args, {
+        requestId,
+        headers,
+        sessionId: undefined,
+        signal: ctx.mcpReq.signal,
+        onProgress: progressRelay(req.params._meta?.progressToken, ctx),
+        modern: gate,
+      });
+    }
+    return runMcpCall(deps, caller, name, args, {
       requestId,
-      headers: headers ?? {},
-      sessionId: extra.sessionId,
-      signal: extra.signal,
-      onProgress: progressRelay(req.params._meta?.progressToken, extra),
-      gate: { server, relatedRequestId: extra.requestId, signal: extra.signal },
+      headers,
+      sessionId: ctx.sessionId,
+      signal: ctx.mcpReq.signal,
+      onProgress: progressRelay(req.params._meta?.progressToken, ctx),
+      gate: { server, ctx },
     });
   });
   return server;
 }
 
+/** The client can show a form: in 2025 declared at initialize, in 2026-07-28 in each request's envelope (seeded by the SDK). */
+export function canElicitForm(server: Server): boolean {
+  return declaresForm(server.getClientCapabilities());
+}
+
+export function declaresForm(capabilities: { elicitation?: { form?: unknown; url?: unknown } } | undefined): boolean {
+  const e = capabilities?.elicitation;
+  // An empty `elicitation: {}` means form mode (the spec's default).
+  return e !== undefined && (e.form !== undefined || e.url === undefined);
+}
+
 export interface McpCallOptions {
   requestId: string;
   headers: Readonly<Record<string, string | string[] | undefined>>;
+  /** The transport's session id (legacy); hashed before it reaches the pipeline. */
   sessionId: string | undefined;
   signal?: AbortSignal | undefined;
   onClientGone?: ClientGone | undefined;
   onProgress?: ((p: ProgressNote) => void) | undefined;
-  /** The session's server and request, for an approval asked through elicitation; without it a gated call's result names its confirmation. */
-  gate?: { server: Server; relatedRequestId: string | number; signal: AbortSignal } | undefined;
+  /** 2025: the session's server and request context, for an approval asked through elicitation. */
+  gate?: { server: Server; ctx: ServerContext } | undefined;
+  /** 2026-07-28: a gated call answers with an input request when the client can show a form. */
+  modern?: ModernGate | undefined;
 }
 
 /** One tools/call of an MCP client through the pipeline, as a CallToolResult (failures included, as isError results). */
-export async function runMcpCall(deps: McpServerDeps, caller: Caller, name: string, args: Record<string, unknown>, o: McpCallOptions): Promise<CallToolResult> {
+export async function runMcpCall(deps: McpServerDeps, caller: Caller, name: string, args: Record<string, unknown>, o: McpCallOptions & { modern?: undefined }): Promise<CallToolResult>;
+export async function runMcpCall(deps: McpServerDeps, caller: Caller, name: string, args: Record<string, unknown>, o: McpCallOptions): Promise<CallToolResult | InputRequiredResult>;
+export async function runMcpCall(deps: McpServerDeps, caller: Caller, name: string, args: Record<string, unknown>, o: McpCallOptions): Promise<CallToolResult | InputRequiredResult> {
   const { gw } = deps;
-  const tag = sessionTag(o.sessionId);
+  const tag = o.modern ? undefined : sessionTag(o.sessionId);
   gw.inFlight.begin(); // the shutdown drain waits for the call, whatever its stream does
   let out: CallOutcome;
   try {
@@ -114,7 +167,8 @@ export async function runMcpCall(deps: McpServerDeps, caller: Caller, name: stri
   }
   if (out.status === 'ok') return toolResult(out.result);
   if (out.status === 'running') return toolResult({ content: [{ type: 'text', text: `Started in the background as call ${out.callId}.` }], isError: false });
+  if (o.modern) return askModern(o.modern, out).catch((e: unknown) => errorResult(e, gw.registry, name));
   if (!o.gate) return pendingResult(out);
-  const ctx = { gw, server: o.gate.server, caller, mayElicit: deps.mayElicit, requestId: o.requestId, sessionTag: tag ?? '-', relatedRequestId: o.gate.relatedRequestId, signal: o.gate.signal };
+  const ctx = { gw, server: o.gate.server, ctx: o.gate.ctx, caller, mayElicit: deps.mayElicit, requestId: o.requestId, sessionTag: tag ?? '-' };
   return settleGate(ctx, out).catch((e: unknown) => errorResult(e, gw.registry, name));
 }

@@ -1,6 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
+import { WebStandardStreamableHTTPServerTransport, type Server } from '@modelcontextprotocol/server';
 import type { Caller } from '../auth/caller.js';
 
 export interface McpSession {

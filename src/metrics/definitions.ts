@@ -116,6 +116,12 @@ export function defineMetrics(register: Registry, sources: () => MetricSources) 
       labelNames: ['server'] as const,
       registers,
     }),
+    mcpProtocolErrors: new Counter({
+      name: 'toolgate_mcp_protocol_errors_total',
+      help: 'Messages to /mcp or /sse refused at the protocol level (bad version, session or envelope, malformed JSON-RPC), by reason',
+      labelNames: ['reason'] as const,
+      registers,
+    }),
     routeDuration: new Histogram({
       name: 'toolgate_route_duration_seconds',
       help: 'Time to rank candidate tools for one POST /v1/route query',

@@ -99,6 +99,11 @@ export class GatewayMetrics {
     this.m.mcpRestarts.inc({ server });
   }
 
+  /** A message /mcp or /sse refused at the protocol level (reasons: a fixed set, mcp-server/protocol-errors.ts). */
+  mcpProtocolError(reason: string): void {
+    this.m.mcpProtocolErrors.inc({ reason });
+  }
+
   /** The prefilter's time to rank one query. */
   observeRoute(seconds: number): void {
     this.m.routeDuration.observe(seconds);
