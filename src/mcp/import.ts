@@ -1,5 +1,5 @@
 import type { Ajv2020 } from 'ajv/dist/2020.js';
-import type { Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { Tool } from '@modelcontextprotocol/client';
 import { globToRegExp } from '../auth/caller.js';
 import type { Config } from '../config/schema.js';
 import { compileTool } from '../tools/compile.js';

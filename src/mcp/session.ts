@@ -1,17 +1,19 @@
 import type { Cancel, CancelListener } from '../util/cancel.js';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import {
-  ToolListChangedNotificationSchema,
+  Client,
+  StreamableHTTPClientTransport,
   type CallToolResult,
+  type McpSubscription,
+  type PriorDiscovery,
   type Progress,
+  type ProtocolEra,
   type Tool,
-} from '@modelcontextprotocol/sdk/types.js';
+} from '@modelcontextprotocol/client';
 import { MCP_SERVER_DEFAULTS, type McpServerFile } from '../tools/mcp-server-schema.js';
 import { classifyFailure } from './classify.js';
 import { describeConnectFailure, stderrLines } from './connect-failure.js';
 import { describeError, McpPoolError } from './errors.js';
-import { GuardedTransport, TransportSendError } from './guarded-transport.js';
+import { guard, type GuardedTransport, TransportSendError } from './guarded-transport.js';
 import { ProcessGroupStdioTransport } from './stdio-transport.js';
 import { hasContent, toolError } from './results.js';
 import { createTransport } from './transports.js';
@@ -26,6 +28,10 @@ export interface SessionHooks {
 }
 
 const MAX_LIST_PAGES = 1000;
+/** A stdio server silent on `server/discover` for this long is taken for a legacy one. */
+const STDIO_PROBE_TIMEOUT_MS = 10_000;
+/** Delay before a dropped `subscriptions/listen` stream is opened again. */
+const RELISTEN_MS = 1000;
 
 /**
  * One initialized MCP client session (for stdio: one child process) shared by all calls.
@@ -40,6 +46,8 @@ export class McpSession {
   private pingTimer: NodeJS.Timeout | undefined;
   private pingFailures = 0;
   private pinging = false;
+  private subscription: McpSubscription | undefined;
+  private relistenTimer: NodeJS.Timeout | undefined;
 
   private constructor(
     readonly server: string,
@@ -49,39 +57,72 @@ export class McpSession {
     private readonly options: ResolvedPoolOptions,
   ) {}
 
-  /** Starts the transport (spawns the child) and completes the initialize handshake. */
-  static async open(spec: McpServerFile, options: ResolvedPoolOptions, hooks: SessionHooks): Promise<McpSession> {
+  /**
+   * Starts the transport (spawns the child) and agrees on a revision: with `prior` (the verdict
+   * of an earlier session) as it says, with no probe; else by probing `server/discover` and
+   * falling back to `initialize` (SDK `mode: 'auto'`), taking the newest revision both speak.
+   */
+  static async open(spec: McpServerFile, options: ResolvedPoolOptions, hooks: SessionHooks, prior?: PriorDiscovery): Promise<McpSession> {
     const { trace } = options;
     const inner = createTransport(spec, { killGraceMs: options.killGraceMs, stderrTailBytes: options.stderrTailBytes });
-    const transport = new GuardedTransport(inner, trace && ((direction, message) => trace(spec.name, direction, message)));
-    const client = new Client(options.clientInfo, { capabilities: {} });
+    const transport = guard(inner, trace && ((direction, message) => trace(spec.name, direction, message)));
+    const probeTimeoutMs = spec.transport === 'stdio' ? Math.min(STDIO_PROBE_TIMEOUT_MS, options.connectTimeoutMs) : options.connectTimeoutMs;
+    const client = new Client(options.clientInfo, {
+      capabilities: {},
+      versionNegotiation: { mode: 'auto', probe: { timeoutMs: probeTimeoutMs } },
+    });
     const session = new McpSession(spec.name, client, transport, hooks, options);
     client.onclose = () => session.handleClosed();
     client.onerror = (err) => {
       session.lastTransportError = err.message;
     };
-    client.setNotificationHandler(ToolListChangedNotificationSchema, () => hooks.onToolsChanged());
+    // 2025: an unsolicited notification; 2026-07-28: the same notification on the listen stream.
+    client.setNotificationHandler('notifications/tools/list_changed', () => hooks.onToolsChanged());
     try {
-      await client.connect(transport, { timeout: options.connectTimeoutMs });
+      await client.connect(transport, { timeout: options.connectTimeoutMs, ...(prior ? { prior } : {}) });
     } catch (err) {
       session.intentional = true;
       await transport.close().catch(() => undefined);
       const child = inner instanceof ProcessGroupStdioTransport ? inner : undefined;
       // 'exit' may come before the last stderr bytes: they are usually the reason.
       if (child) await child.stderrEnded(300);
-      throw describeConnectFailure(err, child && { exit: child.exit, stderrTail: child.stderrTail }, options.secrets);
+      throw describeConnectFailure(err, child && { exit: child.exit, stderrTail: child.stderrTail }, options.secrets, transport);
     }
-    session.setPingInterval(spec.pool?.pingIntervalMs ?? MCP_SERVER_DEFAULTS.pool.pingIntervalMs);
+    transport.markSendErrors = true;
+    if (session.era === 'modern') {
+      // No ping in this era (liveness is not defined there): a stdio child's exit, a failed request
+      // or a dropped listen stream tells instead.
+      session.listenForChanges();
+    } else {
+      session.setPingInterval(spec.pool?.pingIntervalMs ?? MCP_SERVER_DEFAULTS.pool.pingIntervalMs);
+    }
     return session;
+  }
+
+  /** The era agreed at connect: 'modern' (2026-07-28, server/discover) or 'legacy' (initialize). */
+  get era(): ProtocolEra | undefined {
+    return this.client.getProtocolEra();
+  }
+
+  /** The verdict to pass as `prior` to the next session with the same server: no probe then. */
+  get verdict(): PriorDiscovery | undefined {
+    if (this.era === 'legacy') return { kind: 'legacy' };
+    const discover = this.client.getDiscoverResult();
+    return this.era === 'modern' && discover ? { kind: 'modern', discover } : undefined;
+  }
+
+  /** How many `server/discover` requests this session sent (0 with a prior verdict). */
+  get discovers(): number {
+    return this.transport.discovers;
   }
 
   get isEnded(): boolean {
     return this.ended;
   }
 
-  /** The revision agreed in `initialize`. */
+  /** The revision agreed (in `initialize`, or from `server/discover`). */
   get protocolVersion(): string | undefined {
-    return this.transport.protocolVersion;
+    return this.client.getNegotiatedProtocolVersion() ?? this.transport.protocolVersion;
   }
 
   get pid(): number | undefined {
@@ -100,7 +141,7 @@ export class McpSession {
   setPingInterval(intervalMs: number): void {
     clearInterval(this.pingTimer);
     this.pingTimer = undefined;
-    if (intervalMs <= 0 || this.ended) return;
+    if (intervalMs <= 0 || this.ended || this.era === 'modern') return;
     this.pingTimer = setInterval(() => this.pingOnce(), intervalMs);
     this.pingTimer.unref();
   }
@@ -133,7 +174,7 @@ export class McpSession {
     });
     let result: CallToolResult;
     try {
-      const answer = await this.client.callTool({ name: tool, arguments: args, ...(opts.meta ? { _meta: { ...opts.meta } } : {}) }, undefined, {
+      const answer = await this.client.callTool({ name: tool, arguments: args, ...(opts.meta ? { _meta: { ...opts.meta } } : {}) }, {
         timeout: remaining,
         maxTotalTimeout: remaining,
         resetTimeoutOnProgress: false,
@@ -152,11 +193,16 @@ export class McpSession {
     return result;
   }
 
-  /** All tools, following `nextCursor` to the end. */
-  /** One ping on the live session (active health checks); rejects on failure or timeout. */
+  /**
+   * One liveness check on the live session (active health checks); rejects on failure or
+   * timeout. 2026-07-28 has no ping: `server/discover` is its cheapest request.
+   */
   async ping(timeoutMs: number): Promise<void> {
-    await this.client.ping({ timeout: timeoutMs });
+    if (this.era === 'modern') await this.client.discover({ timeout: timeoutMs });
+    else await this.client.ping({ timeout: timeoutMs });
   }
+
+  /** All tools, following `nextCursor` to the end. */
 
   async listTools(deadline: number, cancel?: Cancel): Promise<Tool[]> {
     const signal = cancel?.signal;
@@ -166,7 +212,8 @@ export class McpSession {
     for (let page = 0; page < MAX_LIST_PAGES; page++) {
       const remaining = Math.max(1, deadline - Date.now());
       try {
-        const result = await this.client.listTools(cursor === undefined ? {} : { cursor }, { timeout: remaining, signal });
+        // 'bypass': the pool re-lists on purpose (a change, a new session); a cached page would hide it.
+        const result = await this.client.listTools(cursor === undefined ? {} : { cursor }, { timeout: remaining, cacheMode: 'bypass', ...(signal ? { signal } : {}) });
         tools.push(...result.tools);
         cursor = result.nextCursor;
       } catch (err) {
@@ -186,8 +233,11 @@ export class McpSession {
   async close(): Promise<void> {
     this.intentional = true;
     this.lostReason ??= 'session closed by the gateway (server removed or changed, or shutdown)';
+    const subscription = this.subscription;
+    this.subscription = undefined;
+    if (subscription) await withTimeout(subscription.close(), 1000).catch(() => undefined);
     const inner = this.transport.inner;
-    if (inner instanceof StreamableHTTPClientTransport && !this.ended) {
+    if (inner instanceof StreamableHTTPClientTransport && !this.ended && inner.sessionId !== undefined) {
       await withTimeout(inner.terminateSession(), 1000).catch(() => undefined);
     }
     await this.client.close().catch(() => undefined);
@@ -214,10 +264,43 @@ export class McpSession {
     });
   }
 
+  /**
+   * 2026-07-28: tools/list_changed comes on a `subscriptions/listen` stream, opened once per
+   * session and again (after a pause) when the server or the network drops it.
+   */
+  private listenForChanges(): void {
+    if (this.ended || this.intentional) return;
+    this.client.listen({ toolsListChanged: true }).then(
+      (subscription) => {
+        if (this.ended || this.intentional) {
+          void subscription.close().catch(() => undefined);
+          return;
+        }
+        this.subscription = subscription;
+        void subscription.closed.then((how) => {
+          if (this.subscription === subscription) this.subscription = undefined;
+          if (how !== 'local') this.relisten();
+        });
+      },
+      (err: unknown) => {
+        this.lastTransportError = `subscriptions/listen failed: ${describeError(err)}`;
+        this.relisten();
+      },
+    );
+  }
+
+  private relisten(): void {
+    if (this.ended || this.intentional) return;
+    clearTimeout(this.relistenTimer);
+    this.relistenTimer = setTimeout(() => this.listenForChanges(), RELISTEN_MS);
+    this.relistenTimer.unref();
+  }
+
   private handleClosed(): void {
     if (this.ended) return;
     this.ended = true;
     this.setPingInterval(0);
+    clearTimeout(this.relistenTimer);
     this.lostReason ??= this.describeEnd();
     if (!this.intentional) this.hooks.onLost(this, this.lostReason);
   }
