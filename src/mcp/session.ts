@@ -47,6 +47,7 @@ export class McpSession {
   private pingFailures = 0;
   private pinging = false;
   private subscription: McpSubscription | undefined;
+  private listens = 0;
   private relistenTimer: NodeJS.Timeout | undefined;
 
   private constructor(
@@ -266,7 +267,8 @@ export class McpSession {
 
   /**
    * 2026-07-28: tools/list_changed comes on a `subscriptions/listen` stream, opened once per
-   * session and again (after a pause) when the server or the network drops it.
+   * session and again (after a pause) when the server or the network drops it; a re-opened
+   * stream re-imports, since a change meanwhile went unheard.
    */
   private listenForChanges(): void {
     if (this.ended || this.intentional) return;
@@ -277,6 +279,8 @@ export class McpSession {
           return;
         }
         this.subscription = subscription;
+        // A change while no stream was open went unheard: read the list again.
+        if (this.listens++ > 0) this.hooks.onToolsChanged();
         void subscription.closed.then((how) => {
           if (this.subscription === subscription) this.subscription = undefined;
           if (how !== 'local') this.relisten();

@@ -12,7 +12,7 @@ export interface MetricSources {
   /** Pending confirmations (the confirmation store plugs this in). */
   confirmationsPending: () => number | Promise<number>;
   /** One entry per MCP server (the MCP pool plugs this in). */
-  mcpConnections: () => Iterable<{ server: string; state: string; transport: string; protocolVersion?: string }>;
+  mcpConnections: () => Iterable<{ server: string; state: string; transport?: string; protocolVersion?: string }>;
 }
 
 /** Numeric breaker states; ours: `disabled` (a 401/403 took the backend out) 3, `unhealthy` (its probe failed) 4. */
@@ -119,7 +119,7 @@ export function defineMetrics(register: Registry, sources: () => MetricSources) 
         this.reset();
         for (const c of sources().mcpConnections()) {
           if (c.state === 'closed') continue;
-          this.set({ server: c.server, transport: c.transport, protocol_version: c.protocolVersion ?? '' }, 1);
+          this.set({ server: c.server, transport: c.transport ?? '', protocol_version: c.protocolVersion ?? '' }, 1);
         }
       },
     }),
