@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { McpPool } from '../../src/mcp/pool.js';
 import { startGateway, type TestGateway } from '../helpers/app.js';
 import { parseExposition, sampleValue } from '../helpers/metrics.js';
 import { EVERYTHING, FILESYSTEM } from '../helpers/processes.js';
@@ -173,13 +174,12 @@ describe('the pool speaks both MCP eras upstream', () => {
     await expectRevision('exit', 'exit.echo', LEGACY, 'stdio');
   });
 
-  it('server-everything and server-filesystem: imported, called, their revision shown', async () => {
+  it('server-everything and server-filesystem (1.x-SDK servers): imported, called, legacy, their revision shown', async () => {
     expect(await callText('everything.echo', { message: 'ping' })).toContain('ping');
     expect(await callText('files.read_text_file', { path: join(filesDir, 'hello.txt') })).toContain('hello from the filesystem server');
     for (const [name, tool] of [['everything', 'everything.echo'], ['files', 'files.read_text_file']] as const) {
-      const revision = (await server(name)).protocolVersion;
-      expect([MODERN, LEGACY]).toContain(revision);
-      await expectRevision(name, tool, revision ?? '', 'stdio');
+      // They answer the probe -32601 (no such method): legacy, at the newest 2025 revision.
+      await expectRevision(name, tool, LEGACY, 'stdio');
     }
   });
 
@@ -246,5 +246,39 @@ describe('the pool speaks both MCP eras upstream', () => {
       expect(await callText(`${name}.extra`, {})).toBe('extra');
     }
     if (received('s-modern', 'subscriptions/listen') < 1) throw new Error('no subscriptions/listen stream was opened');
+  });
+});
+
+describe('a legacy stdio server silent on the server/discover probe', () => {
+  let pool: McpPool | undefined;
+  afterAll(async () => {
+    await pool?.close();
+  });
+
+  it('is taken for a legacy one once the probe times out (bounded by the connect timeout), and not probed again', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'toolgate-silent-'));
+    const log = join(dir, 'silent.log');
+    pool = new McpPool(
+      [{ kind: 'mcp-server', name: 'silent', transport: 'stdio', command: node, args: [fixture('exit-on-probe-server.mjs')], env: { SILENT: '1', LOG: log } }],
+      { connectTimeoutMs: 1500 },
+    );
+    const started = Date.now();
+    const tools = await pool.listTools('silent', { deadline: Date.now() + 8000 });
+    expect(tools.map((t) => t.name)).toEqual(['echo']);
+    expect(Date.now() - started).toBeLessThan(5000);
+    expect(pool.status('silent')).toMatchObject({ state: 'ready', protocolVersion: LEGACY, era: 'legacy', restarts: 0 });
+    const methods = () => readFileSync(log, 'utf8').split('\n').filter(Boolean).map((l) => l.split(' ')[1]);
+    expect(methods().filter((m) => m === 'server/discover')).toHaveLength(1);
+    const pid = pool.status('silent')?.pid ?? 0;
+    process.kill(-pid, 'SIGKILL');
+    await untilAsync(async () => {
+      const s = pool?.status('silent');
+      return s?.state === 'ready' && s.pid !== pid;
+    }, 'silent: back up', 8000);
+    const result = await pool.callTool('silent', 'echo', { text: 'again' }, { deadline: Date.now() + 3000 });
+    expect(result.content).toEqual([{ type: 'text', text: 'again' }]);
+    // The legacy verdict is kept: the new process gets initialize at once, no probe and no wait.
+    expect(methods().filter((m) => m === 'server/discover')).toHaveLength(1);
+    expect(methods().filter((m) => m === 'initialize')).toHaveLength(2);
   });
 });
