@@ -244,6 +244,7 @@ export class McpConnection {
   private onLost(session: McpSession, reason: string): void {
     if (session !== this.session || this.state === 'closed') return;
     this.session = undefined;
+    if (session.staleVerdict) this.verdict = undefined;
     this.lastError = reason;
     // Make sure the group is gone (crash) and let close() wait for it.
     const retired = session.close().finally(() => this.retiring.delete(retired));

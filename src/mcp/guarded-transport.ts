@@ -27,8 +27,6 @@ export class GuardedTransport implements Transport {
   protocolVersion: string | undefined;
   /** `supportedVersions` of the last `server/discover` answer, if one came. */
   discoveredVersions: string[] | undefined;
-  /** How many `server/discover` requests went out on this transport. */
-  discovers = 0;
   /**
    * Off during connect: the SDK's probe reads the transport's own errors (an HTTP 400 to
    * `server/discover` is legacy evidence), so they must reach it unwrapped.
@@ -74,7 +72,6 @@ export class GuardedTransport implements Transport {
   async send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
     this.trace?.('out', message);
     if ('method' in message && message.method === 'server/discover' && 'id' in message) {
-      this.discovers++;
       this.discoverIds.add(message.id);
     }
     try {

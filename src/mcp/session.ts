@@ -30,6 +30,8 @@ export interface SessionHooks {
 const MAX_LIST_PAGES = 1000;
 /** A stdio server silent on `server/discover` for this long is taken for a legacy one. */
 const STDIO_PROBE_TIMEOUT_MS = 10_000;
+/** Codes a 2025 server gives a request sent without initialize ("Server not initialized"). */
+const NOT_INITIALIZED_CODES = new Set([-32000, -32001, -32600, -32002]);
 /** Delay before a dropped `subscriptions/listen` stream is opened again. */
 const RELISTEN_MS = 1000;
 
@@ -46,6 +48,8 @@ export class McpSession {
   private pingTimer: NodeJS.Timeout | undefined;
   private pingFailures = 0;
   private pinging = false;
+  /** The remembered Modern verdict proved stale (the server now wants initialize): probe again. */
+  staleVerdict = false;
   private subscription: McpSubscription | undefined;
   private listens = 0;
   private relistenTimer: NodeJS.Timeout | undefined;
@@ -110,11 +114,6 @@ export class McpSession {
     if (this.era === 'legacy') return { kind: 'legacy' };
     const discover = this.client.getDiscoverResult();
     return this.era === 'modern' && discover ? { kind: 'modern', discover } : undefined;
-  }
-
-  /** How many `server/discover` requests this session sent (0 with a prior verdict). */
-  get discovers(): number {
-    return this.transport.discovers;
   }
 
   get isEnded(): boolean {
@@ -256,13 +255,32 @@ export class McpSession {
   private failure(err: unknown, tool: string | undefined, signal: AbortSignal | undefined): McpPoolError {
     if (err instanceof TransportSendError) this.break(`transport failed: ${describeError(err.cause)}`);
     const stderrTail = this.ended ? this.stderrTail : undefined;
-    return classifyFailure(err, {
+    const failure = classifyFailure(err, {
       server: this.server,
       ...(tool === undefined ? {} : { tool }),
       ...(signal === undefined ? {} : { signal }),
       ...(this.lostReason === undefined ? {} : { lostReason: this.lostReason }),
       ...(stderrTail ? { stderrTail } : {}),
     });
+    return this.era === 'modern' ? this.staleCheck(failure) : failure;
+  }
+
+  /**
+   * In the Modern era there is no handshake to fail (a remembered verdict sends nothing at
+   * connect, and an HTTP server may be replaced behind the same URL), so an answer is the proof:
+   * a server that rejects a request as not initialized, as an unknown method or with an
+   * unsupported protocol version now speaks only 2025. The session ends, the verdict is dropped,
+   * and the request (which had no effect) may go again on the next, probed session.
+   */
+  private staleCheck(failure: McpPoolError): McpPoolError {
+    const code = failure.details.mcpCode;
+    const text = failure.cause instanceof Error ? failure.cause.message : failure.message;
+    const stale = failure.kind === 'protocol' && code !== undefined && (code === -32022 || code === -32601 || (NOT_INITIALIZED_CODES.has(code) && /not initiali[sz]ed/i.test(text)));
+    if (!stale) return failure;
+    this.staleVerdict = true;
+    const reason = `MCP server '${this.server}' no longer speaks 2026-07-28 as it did (${failure.message}); probing it again`;
+    this.break(reason);
+    return new McpPoolError('unavailable', reason, { ...failure.details, mayHaveReachedServer: false, retryAfterMs: 250 }, { cause: failure });
   }
 
   /**

@@ -247,6 +247,32 @@ describe('the pool speaks both MCP eras upstream', () => {
     }
     if (received('s-modern', 'subscriptions/listen') < 1) throw new Error('no subscriptions/listen stream was opened');
   });
+
+  it('a remembered 2026-07-28 verdict that no longer holds (the server now speaks only 2025) is dropped: one new probe, then legacy', async () => {
+    const name = 'h-dual';
+    const old = http.get(name);
+    if (!old) throw new Error(`no fixture ${name}`);
+    const discovers = received(name, 'server/discover');
+    await stop(old.child);
+    // Same URL, so the same connection: only the first answer can tell.
+    http.set(name, await startHttp('legacy', logOf(name), old.port));
+    await untilAsync(async () => (await gw.call(`${name}.era`, {}, { key: AGENT })).statusCode === 200, `${name}: answering`, 10000);
+    expect(await callText(`${name}.era`, {})).toBe('legacy');
+    expect(received(name, 'server/discover')).toBe(discovers + 1);
+    expect(received(name, 'initialize')).toBeGreaterThanOrEqual(1);
+    await expectRevision(name, `${name}.echo`, LEGACY, 'streamable-http');
+  });
+  it('a changed server file re-probes: the legacy server, now started Modern-only, is reached at 2026-07-28', async () => {
+    const name = 's-legacy';
+    const discovers = received(name, 'server/discover');
+    gw.writeTool(`${name}.yaml`, { kind: 'mcp-server', name, transport: 'stdio', command: node, args: [V2, '--era', 'modern', '--log', logOf(name)], prestart: true });
+    const res = await gw.app.inject({ method: 'POST', url: '/admin/reload', headers: admin });
+    expect(res.statusCode, res.body).toBe(200);
+    await untilAsync(async () => (await server(name)).protocolVersion === MODERN, `${name}: Modern`, 10000);
+    expect(await callText(`${name}.era`, {})).toBe('modern');
+    expect(received(name, 'server/discover')).toBe(discovers + 1);
+    await expectRevision(name, `${name}.echo`, MODERN, 'stdio');
+  });
 });
 
 describe('a legacy stdio server silent on the server/discover probe', () => {
