@@ -4,6 +4,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { stringify } from 'yaml';
+import { formatReport } from '../../src/cli/format.js';
+import { runCheck } from '../../src/cli/run.js';
 import { McpPool } from '../../src/mcp/pool.js';
 import { startGateway, type TestGateway } from '../helpers/app.js';
 import { parseExposition, sampleValue } from '../helpers/metrics.js';
@@ -307,4 +310,25 @@ describe('a legacy stdio server silent on the server/discover probe', () => {
     expect(methods().filter((m) => m === 'server/discover')).toHaveLength(1);
     expect(methods().filter((m) => m === 'initialize')).toHaveLength(2);
   });
+});
+
+describe('toolgate check --connect in both eras', () => {
+  it('connects a Modern-only, a legacy-only and a dual server once each and shows each revision; the 2099-only one is an error saying why', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'toolgate-check-eras-'));
+    for (const era of ERAS) {
+      writeFileSync(join(dir, `${era}.yaml`), stringify({ kind: 'mcp-server', name: era, transport: 'stdio', command: node, args: [V2, '--era', era], include: ['*'] }));
+    }
+    writeFileSync(join(dir, 'future.yaml'), stringify({ kind: 'mcp-server', name: 'future', transport: 'stdio', command: node, args: [fixture('future-server.mjs')], include: ['*'] }));
+    const report = await runCheck({ toolsDir: dir, env: {}, connectTimeoutMs: 5000 });
+    const text = formatReport(report);
+    for (const era of ERAS) {
+      const s = report.mcpServers.find((m) => m.name === era);
+      expect(s?.connect, era).toMatchObject({ ok: true, protocolVersion: EXPECTED[era].revision, tools: 4 });
+      expect(text).toMatch(new RegExp(`${era} +stdio .*up \\(${EXPECTED[era].revision}, 4 tools\\)`));
+    }
+    expect(report.ok).toBe(false);
+    expect(report.errors).toHaveLength(1);
+    expect(report.errors[0]?.message).toContain("MCP server 'future' cannot connect: no common protocol version");
+    expect(report.errors[0]?.message).toContain('2099-01-01');
+  }, 20000);
 });
