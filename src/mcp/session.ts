@@ -1,6 +1,9 @@
 import type { Cancel, CancelListener } from '../util/cancel.js';
 import {
   Client,
+  ProtocolError,
+  SdkError,
+  SdkErrorCode,
   StreamableHTTPClientTransport,
   type CallToolResult,
   type McpSubscription,
@@ -85,6 +88,9 @@ export class McpSession {
     client.setNotificationHandler('notifications/tools/list_changed', () => hooks.onToolsChanged());
     try {
       await client.connect(transport, { timeout: options.connectTimeoutMs, ...(prior ? { prior } : {}) });
+      // A remembered Modern verdict sends nothing at connect: one tools/list page proves the
+      // server is there and still Modern, before the connection counts as up.
+      if (prior?.kind === 'modern') await confirmModern(client, options.connectTimeoutMs);
     } catch (err) {
       session.intentional = true;
       await transport.close().catch(() => undefined);
@@ -362,6 +368,17 @@ export class McpSession {
     }
     if (this.lastTransportError) parts.push(`last transport error: ${this.lastTransportError}`);
     return parts.join('; ') || 'session ended';
+  }
+}
+
+/** The first answer with a remembered Modern verdict; a 2025-style refusal is an era failure (the verdict is dropped). */
+async function confirmModern(client: Client, timeoutMs: number): Promise<void> {
+  try {
+    await client.listTools({}, { timeout: timeoutMs, cacheMode: 'bypass' });
+  } catch (err) {
+    const refused = err instanceof ProtocolError && (err.code === -32022 || err.code === -32601 || (NOT_INITIALIZED_CODES.has(err.code) && /not initiali[sz]ed/i.test(err.message)));
+    if (!refused) throw err;
+    throw new SdkError(SdkErrorCode.EraNegotiationFailed, `the remembered 2026-07-28 verdict no longer holds: ${err.message}`, undefined, { cause: err });
   }
 }
 
