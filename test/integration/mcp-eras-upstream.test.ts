@@ -119,10 +119,11 @@ describe('the pool speaks both MCP eras upstream', () => {
     writeFileSync(join(files, 'hello.txt'), 'hello from the filesystem server');
     const tools: Record<string, unknown> = {};
     for (const era of ERAS) {
-      tools[`s-${era}.yaml`] = { kind: 'mcp-server', name: `s-${era}`, transport: 'stdio', command: node, args: [V2, '--era', era, '--log', join(dir, `s-${era}.log`)], prestart: true };
+      const overrides = { slow: { timeoutMs: 600 } };
+      tools[`s-${era}.yaml`] = { kind: 'mcp-server', name: `s-${era}`, transport: 'stdio', command: node, args: [V2, '--era', era, '--log', join(dir, `s-${era}.log`)], prestart: true, overrides };
       const started = await startHttp(era, join(dir, `h-${era}.log`));
       http.set(`h-${era}`, started);
-      tools[`h-${era}.yaml`] = { kind: 'mcp-server', name: `h-${era}`, transport: 'streamable-http', url: `http://127.0.0.1:${started.port}/mcp`, prestart: true };
+      tools[`h-${era}.yaml`] = { kind: 'mcp-server', name: `h-${era}`, transport: 'streamable-http', url: `http://127.0.0.1:${started.port}/mcp`, prestart: true, overrides };
     }
     tools['exit.yaml'] = { kind: 'mcp-server', name: 'exit', transport: 'stdio', command: node, args: [fixture('exit-on-probe-server.mjs')], env: { LOG: join(dir, 'exit.log') }, prestart: true };
     tools['future.yaml'] = { kind: 'mcp-server', name: 'future', transport: 'stdio', command: node, args: [fixture('future-server.mjs')] };
@@ -148,7 +149,7 @@ describe('the pool speaks both MCP eras upstream', () => {
       const { revision, era: agreed } = EXPECTED[era];
       it(`${era} server over ${transport}: imported, listed, called, at ${revision}`, async () => {
         const names = await listed();
-        for (const tool of ['echo', 'add', 'era']) expect(names).toContain(`${name}.${tool}`);
+        for (const tool of ['echo', 'add', 'era', 'slow']) expect(names).toContain(`${name}.${tool}`);
         expect(await callText(`${name}.echo`, { text: `hi ${name}` })).toBe(`hi ${name}`);
         expect(await callText(`${name}.add`, { a: 2, b: 40 })).toBe('42');
         expect(await callText(`${name}.era`, {})).toBe(agreed);
@@ -158,6 +159,19 @@ describe('the pool speaks both MCP eras upstream', () => {
         expect(received(name, 'initialize')).toBe(agreed === 'legacy' ? 1 : 0);
       });
     }
+  }
+
+  for (const name of ['s-modern', 'h-modern', 's-dual']) {
+    it(`${name} (2026-07-28): a call past its deadline is 504 TIMEOUT in time, and the connection keeps serving`, async () => {
+      const started = Date.now();
+      const res = await gw.call(`${name}.slow`, { ms: 3000 }, { key: AGENT });
+      expect(res.statusCode, res.body).toBe(504);
+      expect(res.json<{ error: { code: string } }>().error.code).toBe('TIMEOUT');
+      expect(Date.now() - started).toBeLessThan(1500);
+      expect(await callText(`${name}.slow`, { ms: 10 })).toBe('slept 10');
+      expect(await callText(`${name}.era`, {})).toBe('modern');
+      expect((await server(name)).restarts).toBe(0);
+    });
   }
 
   it('no restart loop: every server that can connect stays up with 0 restarts', async () => {
@@ -323,8 +337,8 @@ describe('toolgate check --connect in both eras', () => {
     const text = formatReport(report);
     for (const era of ERAS) {
       const s = report.mcpServers.find((m) => m.name === era);
-      expect(s?.connect, era).toMatchObject({ ok: true, protocolVersion: EXPECTED[era].revision, tools: 4 });
-      expect(text).toMatch(new RegExp(`${era} +stdio .*up \\(${EXPECTED[era].revision}, 4 tools\\)`));
+      expect(s?.connect, era).toMatchObject({ ok: true, protocolVersion: EXPECTED[era].revision, tools: 5 });
+      expect(text).toMatch(new RegExp(`${era} +stdio .*up \\(${EXPECTED[era].revision}, 5 tools\\)`));
     }
     expect(report.ok).toBe(false);
     expect(report.errors).toHaveLength(1);
