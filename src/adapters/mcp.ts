@@ -1,4 +1,4 @@
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult } from '@modelcontextprotocol/client';
 import { GatewayError } from '../errors.js';
 import { isMcpPoolError, type McpPool, type McpPoolError } from '../mcp/pool.js';
 import { TOOL_ERROR_TEXT_MAX, toolErrorText } from '../mcp/results.js';
@@ -49,7 +49,9 @@ export class McpAdapter implements ToolAdapter {
 function toToolResult(result: CallToolResult): ToolResult {
   const content: ContentBlock[] = result.content.map((block) => ({ ...block }));
   const out: ToolResult = { content, isError: false };
-  if (result.structuredContent !== undefined) out.structuredContent = result.structuredContent;
+  // Our result shape carries an object; a 2026-07-28 server may send any JSON value, then only its content passes.
+  const structured = result.structuredContent;
+  if (typeof structured === 'object' && structured !== null && !Array.isArray(structured)) out.structuredContent = { ...structured };
   return out;
 }
 

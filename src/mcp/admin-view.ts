@@ -26,3 +26,18 @@ export function mcpAdminView(statuses: readonly McpServerStatus[], toolsOf: (ser
       })),
   };
 }
+
+/** What a tool's MCP backend says about its server (GET /v1/tools/{name}; the console shows it): the admin view's words. */
+export interface McpBackendServer {
+  server: string;
+  serverState: McpCondition | 'undeclared';
+  protocolVersion: string | null;
+  lastError: string | null;
+}
+
+export function mcpBackendServer(server: string, status: McpServerStatus | undefined): McpBackendServer {
+  if (!status || status.state === 'closed') {
+    return { server, serverState: 'undeclared', protocolVersion: null, lastError: `no MCP server named '${server}' is declared in tools.d` };
+  }
+  return { server, serverState: conditionOf(status), protocolVersion: status.protocolVersion ?? null, lastError: status.lastError ?? null };
+}

@@ -1,5 +1,5 @@
 import { Cancel } from '../util/cancel.js';
-import type { Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { Tool } from '@modelcontextprotocol/client';
 import { auditRecord } from '../audit/record.js';
 import type { AuditSink } from '../audit/types.js';
 import type { Config } from '../config/schema.js';

@@ -1,8 +1,10 @@
-import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { ProtocolError, SdkError, SdkErrorCode, SdkHttpError } from '@modelcontextprotocol/client';
 import { describeError, McpPoolError, type McpPoolErrorDetails } from './errors.js';
 import { TransportSendError } from './guarded-transport.js';
 import { ChildGoneError } from './stdio-transport.js';
+
+/** The JSON-RPC code the 1.x SDK gave a request timeout; kept in `mcpCode` for callers that read it. */
+const REQUEST_TIMEOUT = -32001;
 
 /** What the classifier needs to know about the failed request. */
 export interface FailureContext {
@@ -29,27 +31,34 @@ export function classifyFailure(err: unknown, ctx: FailureContext): McpPoolError
     return make('aborted', `call to ${what} was aborted`, { mayHaveReachedServer: err !== ctx.signal.reason });
   }
   if (err instanceof TransportSendError) {
-    const status = err.cause instanceof StreamableHTTPError ? err.cause.code : undefined;
+    const status = err.cause instanceof SdkHttpError ? err.cause.status : undefined;
     return make('unavailable', `${what}: transport failed: ${describeError(err.cause)}`, {
       mayHaveReachedServer: !neverDelivered(err.cause),
       retryAfterMs: 1000,
       ...(status !== undefined && status > 0 ? { httpStatus: status } : {}),
     });
   }
-  if (err instanceof McpError) {
-    if (err.code === ErrorCode.RequestTimeout) {
-      return make('timeout', `${what} did not answer within its deadline; the request was cancelled`, { mcpCode: err.code });
+  if (err instanceof SdkError && !(err instanceof SdkHttpError)) {
+    if (err.code === SdkErrorCode.RequestTimeout) {
+      return make('timeout', `${what} did not answer within its deadline; the request was cancelled`, { mcpCode: REQUEST_TIMEOUT });
     }
-    if (err.code === ErrorCode.ConnectionClosed) {
+    if (err.code === SdkErrorCode.ConnectionClosed) {
       // lostReason already names the exit and the last stderr line; the full tail goes in details.
       return make('unavailable', `${what}: connection lost during the call: ${ctx.lostReason ?? 'connection closed'}`, {
         retryAfterMs: 1000,
         ...(ctx.stderrTail ? { stderrTail: lastLines(ctx.stderrTail, 4096) } : {}),
       });
     }
+    // Protocol.request rejects so when the client has no transport: nothing was sent.
+    if (err.code === SdkErrorCode.NotConnected) {
+      return make('unavailable', `${what}: not connected`, { mayHaveReachedServer: false, retryAfterMs: 1000 });
+    }
+    return make('protocol', `${what}: ${err.message}`);
+  }
+  if (err instanceof ProtocolError) {
     return make('protocol', `${what} answered with an error: ${err.message}`, { mcpCode: err.code });
   }
-  // Protocol.request rejects with this exact message when the client has no transport.
+  // Protocol.request rejects with this plain Error when the client has no transport.
   if (err instanceof Error && err.message === 'Not connected') {
     return make('unavailable', `${what}: not connected`, { mayHaveReachedServer: false, retryAfterMs: 1000 });
   }
@@ -61,7 +70,7 @@ function neverDelivered(cause: unknown): boolean {
   if (cause instanceof ChildGoneError) return true;
   // The HTTP layer refused the POST (unknown session after a server restart, bad request):
   // the JSON-RPC request was not handled.
-  if (cause instanceof StreamableHTTPError) return cause.code !== undefined && cause.code >= 400 && cause.code < 500;
+  if (cause instanceof SdkHttpError) return cause.status >= 400 && cause.status < 500;
   return hasErrorCode(cause, ['ECONNREFUSED', 'EPIPE', 'ERR_STREAM_DESTROYED']);
 }
 

@@ -1,5 +1,4 @@
-import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { ErrorCode, McpError, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
+import { ProtocolError, SdkError, SdkErrorCode, SdkHttpError, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/client';
 import { secretMatcher } from '../audit/secrets.js';
 import { describeError } from './errors.js';
 import { TransportSendError } from './guarded-transport.js';
@@ -7,6 +6,12 @@ import type { ChildExit } from './stdio-transport.js';
 
 /** JSON-RPC code of "Unsupported protocol version" (MCP 2026-07-28 servers answer initialize with it). */
 export const UNSUPPORTED_PROTOCOL_VERSION = -32022;
+
+/** The Modern revisions the pool speaks (the SDK's list of them is not exported). */
+export const MODERN_PROTOCOL_VERSIONS: readonly string[] = ['2026-07-28'];
+
+/** Every revision the pool speaks, newest first. */
+export const POOL_PROTOCOL_VERSIONS: readonly string[] = [...MODERN_PROTOCOL_VERSIONS, ...SUPPORTED_PROTOCOL_VERSIONS];
 
 const STDERR_LINES = 5;
 const STDERR_CHARS = 800;
@@ -16,6 +21,11 @@ const BODY_CHARS = 200;
 export interface ChildFacts {
   exit: ChildExit | undefined;
   stderrTail: string;
+}
+
+/** What the wire showed of the server's revisions (a `server/discover` answer). */
+export interface WireFacts {
+  discoveredVersions?: readonly string[] | undefined;
 }
 
 /** A failed connect + initialize, in words; `cannotSucceed` when retrying soon is pointless. */
@@ -28,7 +38,7 @@ export class ConnectError extends Error {
 
 /** The server and toolgate share no protocol revision: an error answer to initialize or the SDK's refusal of its answer. */
 export function isVersionMismatch(err: unknown): boolean {
-  if (err instanceof McpError && err.code === UNSUPPORTED_PROTOCOL_VERSION) return true;
+  if (err instanceof ProtocolError && err.code === UNSUPPORTED_PROTOCOL_VERSION) return true;
   if (err instanceof Error && err.message.startsWith("Server's protocol version is not supported")) return true;
   const text = describeError(err instanceof TransportSendError ? err.cause : err);
   // Over HTTP the JSON-RPC error may come back as the body of a 400.
@@ -36,21 +46,25 @@ export function isVersionMismatch(err: unknown): boolean {
 }
 
 /** Why connecting failed, for lastError, logs and the admin view (stderr and bodies masked and bounded). */
-export function describeConnectFailure(err: unknown, child: ChildFacts | undefined, secrets: ReadonlySet<string>): ConnectError {
+export function describeConnectFailure(err: unknown, child: ChildFacts | undefined, secrets: ReadonlySet<string>, wire: WireFacts = {}): ConnectError {
   const mask = (text: string): string => secretMatcher(secrets).mask(text);
   const cause = err instanceof TransportSendError ? err.cause : err;
   if (isVersionMismatch(err)) {
-    const data = err instanceof McpError ? supportedOf(err.data) : '';
-    const what = describeError(cause);
+    const data = err instanceof ProtocolError ? supportedOf(err.data) : '';
+    const discovered = !data && wire.discoveredVersions?.length ? ` (its server/discover offers ${wire.discoveredVersions.join(', ')})` : '';
+    const text = describeError(cause);
+    // The 1.x SDK put the code in the message; v2 keeps it in `code`.
+    const what = cause instanceof ProtocolError && !text.includes(String(cause.code)) ? `${cause.code} ${text}` : text;
     return new ConnectError(
-      `no common protocol version: ${cut(mask(what), BODY_CHARS)}${data}; toolgate speaks ${SUPPORTED_PROTOCOL_VERSIONS.join(', ')}`,
+      `no common protocol version: ${cut(mask(what), BODY_CHARS)}${data}${discovered}; toolgate speaks ${POOL_PROTOCOL_VERSIONS.join(', ')}`,
       true,
       err,
     );
   }
-  if (cause instanceof StreamableHTTPError && cause.code !== undefined && cause.code > 0) {
-    const body = cause.message.replace(/^Streamable HTTP error: (Error POSTing to endpoint: )?/, '');
-    return new ConnectError(`HTTP ${cause.code} from the server: ${cut(mask(body.trim()), BODY_CHARS) || '(empty body)'}`, false, err);
+  const http = httpErrorOf(cause);
+  if (http) {
+    const text = typeof http.data.text === 'string' ? http.data.text : http.message.replace(/^Error POSTing to endpoint: /, '');
+    return new ConnectError(`HTTP ${http.status} from the server: ${cut(mask(text.trim()), BODY_CHARS) || '(empty body)'}`, false, err);
   }
   const errno = (cause as NodeJS.ErrnoException | undefined)?.code;
   if (cause instanceof Error && typeof (cause as NodeJS.ErrnoException).syscall === 'string' && cause.message.startsWith('spawn ')) {
@@ -61,7 +75,7 @@ export function describeConnectFailure(err: unknown, child: ChildFacts | undefin
   const exit = child?.exit;
   if (exit?.signal) parts.push(`server process killed by ${exit.signal} before initialize completed`);
   else if (typeof exit?.code === 'number') parts.push(`server process exited with code ${exit.code} before initialize completed`);
-  else if (err instanceof McpError && err.code === ErrorCode.RequestTimeout) parts.push('no answer to initialize in time');
+  else if (err instanceof SdkError && err.code === SdkErrorCode.RequestTimeout) parts.push('no answer to initialize in time');
   else parts.push(`connect failed: ${mask(describeError(cause))}`);
   const tail = child ? stderrLines(mask(child.stderrTail)) : '';
   if (tail) parts.push(`stderr: ${tail}`);
@@ -73,6 +87,16 @@ export function stderrLines(text: string): string {
   const lines = text.split('\n').map((l) => l.trimEnd()).filter(Boolean).slice(-STDERR_LINES);
   const joined = lines.join(' | ');
   return joined.length <= STDERR_CHARS ? joined : `…${joined.slice(-STDERR_CHARS)}`;
+}
+
+/** The HTTP error along a short cause chain (the probe wraps a 5xx in an EraNegotiationFailed). */
+function httpErrorOf(err: unknown): SdkHttpError | undefined {
+  let current: unknown = err;
+  for (let depth = 0; depth < 3 && current instanceof Error; depth++) {
+    if (current instanceof SdkHttpError && current.status > 0) return current;
+    current = current.cause;
+  }
+  return undefined;
 }
 
 function supportedOf(data: unknown): string {

@@ -1,5 +1,5 @@
 import type { Cancel } from '../util/cancel.js';
-import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
+import { SdkError, SdkErrorCode, type CallToolResult, type PriorDiscovery, type Tool } from '@modelcontextprotocol/client';
 import { MCP_SERVER_DEFAULTS, type McpServerFile } from '../tools/mcp-server-schema.js';
 import { backoffDelay } from './backoff.js';
 import { describeError, McpPoolError } from './errors.js';
@@ -38,6 +38,12 @@ export class McpConnection {
   /** The last attempt cannot succeed as configured (no common protocol version): retried slowly. */
   private failed = false;
   private condition: McpCondition = 'connecting';
+  /**
+   * The era verdict of the last session (Modern with its discover result, or legacy), passed as
+   * `prior` to the next one: a reconnect sends no probe. Forgotten when how the server is
+   * reached changes, or when it no longer holds.
+   */
+  private verdict: PriorDiscovery | undefined;
   private readonly limiter: Limiter;
   private readonly stateListeners = new Set<() => void>();
   private readonly retiring = new Set<Promise<void>>();
@@ -77,6 +83,8 @@ export class McpConnection {
     if (this.lastError !== undefined) status.lastError = this.lastError;
     const protocolVersion = this.state === 'ready' ? this.session?.protocolVersion : undefined;
     if (protocolVersion !== undefined) status.protocolVersion = protocolVersion;
+    const era = this.state === 'ready' ? this.session?.era : undefined;
+    if (era !== undefined) status.era = era;
     if (this.retryTimer !== undefined && this.state === 'restarting' && !this.opening) status.nextRetryAt = this.nextRetryAt;
     return status;
   }
@@ -143,6 +151,7 @@ export class McpConnection {
     if (old) await old.close();
     this.attempt = 0;
     this.failed = false;
+    this.verdict = undefined;
     this.lastError = 'configuration changed';
     if (wasActive) await this.open();
     else this.setState('idle');
@@ -180,16 +189,14 @@ export class McpConnection {
   private async connect(): Promise<void> {
     let session: McpSession;
     try {
-      session = await McpSession.open(this.spec, this.options, {
-        onLost: (lost, reason) => this.onLost(lost, reason),
-        onToolsChanged: () => this.events.toolsChanged(),
-      });
+      session = await this.openSession();
     } catch (err) {
       this.lastError = err instanceof ConnectError ? err.message : describeError(err);
       this.failed = err instanceof ConnectError && err.cannotSucceed;
       if (this.state !== 'closed') this.scheduleRetry();
       return;
     }
+    this.verdict = session.verdict ?? this.verdict;
     if (this.state === 'closed') {
       await session.close();
       return;
@@ -206,9 +213,38 @@ export class McpConnection {
     this.connectedBefore = true;
   }
 
+  /**
+   * One session, with the remembered verdict as `prior`. A verdict that no longer holds (a
+   * Modern advertisement the SDK rejects, a legacy server that now refuses initialize) is
+   * dropped and the server probed again at once; a stdio server that exits on the probe is a
+   * legacy one, started again for `initialize`.
+   */
+  private async openSession(): Promise<McpSession> {
+    const hooks = {
+      onLost: (lost: McpSession, reason: string) => this.onLost(lost, reason),
+      onToolsChanged: () => this.events.toolsChanged(),
+    };
+    try {
+      return await McpSession.open(this.spec, this.options, hooks, this.verdict);
+    } catch (err) {
+      if (this.state === 'closed') throw err;
+      const cause = err instanceof ConnectError ? err.cause : err;
+      if (this.verdict !== undefined && (isEraFailure(cause) || (err instanceof ConnectError && err.cannotSucceed))) {
+        this.verdict = undefined;
+        return McpSession.open(this.spec, this.options, hooks);
+      }
+      if (this.verdict === undefined && this.spec.transport === 'stdio' && isEraFailure(cause) && /closed during the server\/discover probe/.test(describeError(cause))) {
+        this.verdict = { kind: 'legacy' };
+        return McpSession.open(this.spec, this.options, hooks, this.verdict);
+      }
+      throw err;
+    }
+  }
+
   private onLost(session: McpSession, reason: string): void {
     if (session !== this.session || this.state === 'closed') return;
     this.session = undefined;
+    if (session.staleVerdict) this.verdict = undefined;
     this.lastError = reason;
     // Make sure the group is gone (crash) and let close() wait for it.
     const retired = session.close().finally(() => this.retiring.delete(retired));
@@ -303,4 +339,8 @@ export class McpConnection {
     this.report();
     for (const listener of [...this.stateListeners]) listener();
   }
+}
+
+function isEraFailure(err: unknown): boolean {
+  return err instanceof SdkError && err.code === SdkErrorCode.EraNegotiationFailed;
 }

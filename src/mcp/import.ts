@@ -1,5 +1,5 @@
 import type { Ajv2020 } from 'ajv/dist/2020.js';
-import type { Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { Tool } from '@modelcontextprotocol/client';
 import { globToRegExp } from '../auth/caller.js';
 import type { Config } from '../config/schema.js';
 import { compileTool } from '../tools/compile.js';
@@ -44,12 +44,20 @@ function selected(spec: McpServerFile, mcpName: string): boolean {
   return (spec.include === undefined || matches(spec.include)) && !matches(spec.exclude);
 }
 
+/** The behaviour hints of a tool's annotations (the same in every revision). */
+interface Hints {
+  readonly readOnlyHint?: boolean | undefined;
+  readonly destructiveHint?: boolean | undefined;
+  readonly openWorldHint?: boolean | undefined;
+  readonly idempotentHint?: boolean | undefined;
+}
+
 /**
  * Defaults from MCP annotations. `readOnlyHint: true` → read and idempotent, whatever else it
  * says; otherwise a missing hint takes the MCP default (destructive, open world), so an
  * unannotated tool is gated. `idempotentHint` sets idempotent; `known` says whether any hint did.
  */
-export function annotationDefaults(def: Tool): { sideEffect: SideEffectValue; idempotent: boolean; known: boolean } {
+export function annotationDefaults(def: { readonly annotations?: Hints | undefined }): { sideEffect: SideEffectValue; idempotent: boolean; known: boolean } {
   const a = def.annotations ?? {};
   if (a.readOnlyHint === true) return { sideEffect: 'read', idempotent: true, known: true };
   const sideEffect = (a.destructiveHint ?? true) ? 'destructive' : (a.openWorldHint ?? true) ? 'external' : 'write';

@@ -1,4 +1,4 @@
-import type { Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { Tool } from '@modelcontextprotocol/client';
 import { digest } from '../util/hash.js';
 
 /** A tool a server lists, as the import should use it: the accepted definition, and whether a newer one is held back. */

@@ -1,6 +1,6 @@
 import type { Cancel } from '../util/cancel.js';
 import { EventEmitter } from 'node:events';
-import type { CallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult, Tool } from '@modelcontextprotocol/client';
 import { MCP_SERVER_DEFAULTS, type McpServerFile } from '../tools/mcp-server-schema.js';
 import { DEFAULT_BACKOFF } from './backoff.js';
 import { McpConnection } from './connection.js';

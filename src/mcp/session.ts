@@ -1,17 +1,22 @@
 import type { Cancel, CancelListener } from '../util/cancel.js';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import {
-  ToolListChangedNotificationSchema,
+  Client,
+  ProtocolError,
+  SdkError,
+  SdkErrorCode,
+  StreamableHTTPClientTransport,
   type CallToolResult,
+  type McpSubscription,
+  type PriorDiscovery,
   type Progress,
+  type ProtocolEra,
   type Tool,
-} from '@modelcontextprotocol/sdk/types.js';
+} from '@modelcontextprotocol/client';
 import { MCP_SERVER_DEFAULTS, type McpServerFile } from '../tools/mcp-server-schema.js';
 import { classifyFailure } from './classify.js';
 import { describeConnectFailure, stderrLines } from './connect-failure.js';
 import { describeError, McpPoolError } from './errors.js';
-import { GuardedTransport, TransportSendError } from './guarded-transport.js';
+import { guard, type GuardedTransport, TransportSendError } from './guarded-transport.js';
 import { ProcessGroupStdioTransport } from './stdio-transport.js';
 import { hasContent, toolError } from './results.js';
 import { createTransport } from './transports.js';
@@ -26,6 +31,12 @@ export interface SessionHooks {
 }
 
 const MAX_LIST_PAGES = 1000;
+/** A stdio server silent on `server/discover` for this long is taken for a legacy one. */
+const STDIO_PROBE_TIMEOUT_MS = 10_000;
+/** Codes a 2025 server gives a request sent without initialize ("Server not initialized"). */
+const NOT_INITIALIZED_CODES = new Set([-32000, -32001, -32600, -32002]);
+/** Delay before a dropped `subscriptions/listen` stream is opened again. */
+const RELISTEN_MS = 1000;
 
 /**
  * One initialized MCP client session (for stdio: one child process) shared by all calls.
@@ -40,6 +51,11 @@ export class McpSession {
   private pingTimer: NodeJS.Timeout | undefined;
   private pingFailures = 0;
   private pinging = false;
+  /** The remembered Modern verdict proved stale (the server now wants initialize): probe again. */
+  staleVerdict = false;
+  private subscription: McpSubscription | undefined;
+  private listens = 0;
+  private relistenTimer: NodeJS.Timeout | undefined;
 
   private constructor(
     readonly server: string,
@@ -49,39 +65,70 @@ export class McpSession {
     private readonly options: ResolvedPoolOptions,
   ) {}
 
-  /** Starts the transport (spawns the child) and completes the initialize handshake. */
-  static async open(spec: McpServerFile, options: ResolvedPoolOptions, hooks: SessionHooks): Promise<McpSession> {
+  /**
+   * Starts the transport (spawns the child) and agrees on a revision: with `prior` (the verdict
+   * of an earlier session) as it says, with no probe; else by probing `server/discover` and
+   * falling back to `initialize` (SDK `mode: 'auto'`), taking the newest revision both speak.
+   */
+  static async open(spec: McpServerFile, options: ResolvedPoolOptions, hooks: SessionHooks, prior?: PriorDiscovery): Promise<McpSession> {
     const { trace } = options;
     const inner = createTransport(spec, { killGraceMs: options.killGraceMs, stderrTailBytes: options.stderrTailBytes });
-    const transport = new GuardedTransport(inner, trace && ((direction, message) => trace(spec.name, direction, message)));
-    const client = new Client(options.clientInfo, { capabilities: {} });
+    const transport = guard(inner, trace && ((direction, message) => trace(spec.name, direction, message)));
+    const probeTimeoutMs = spec.transport === 'stdio' ? Math.min(STDIO_PROBE_TIMEOUT_MS, options.connectTimeoutMs) : options.connectTimeoutMs;
+    const client = new Client(options.clientInfo, {
+      capabilities: {},
+      versionNegotiation: { mode: 'auto', probe: { timeoutMs: probeTimeoutMs } },
+    });
     const session = new McpSession(spec.name, client, transport, hooks, options);
     client.onclose = () => session.handleClosed();
     client.onerror = (err) => {
       session.lastTransportError = err.message;
     };
-    client.setNotificationHandler(ToolListChangedNotificationSchema, () => hooks.onToolsChanged());
+    // 2025: an unsolicited notification; 2026-07-28: the same notification on the listen stream.
+    client.setNotificationHandler('notifications/tools/list_changed', () => hooks.onToolsChanged());
     try {
-      await client.connect(transport, { timeout: options.connectTimeoutMs });
+      await client.connect(transport, { timeout: options.connectTimeoutMs, ...(prior ? { prior } : {}) });
+      // A remembered Modern verdict sends nothing at connect: one tools/list page proves the
+      // server is there and still Modern, before the connection counts as up.
+      if (prior?.kind === 'modern') await confirmModern(client, options.connectTimeoutMs);
     } catch (err) {
       session.intentional = true;
       await transport.close().catch(() => undefined);
       const child = inner instanceof ProcessGroupStdioTransport ? inner : undefined;
       // 'exit' may come before the last stderr bytes: they are usually the reason.
       if (child) await child.stderrEnded(300);
-      throw describeConnectFailure(err, child && { exit: child.exit, stderrTail: child.stderrTail }, options.secrets);
+      throw describeConnectFailure(err, child && { exit: child.exit, stderrTail: child.stderrTail }, options.secrets, transport);
     }
-    session.setPingInterval(spec.pool?.pingIntervalMs ?? MCP_SERVER_DEFAULTS.pool.pingIntervalMs);
+    transport.markSendErrors = true;
+    if (session.era === 'modern') {
+      // No ping in this era (liveness is not defined there): a stdio child's exit, a failed request
+      // or a dropped listen stream tells instead.
+      session.listenForChanges();
+    } else {
+      session.setPingInterval(spec.pool?.pingIntervalMs ?? MCP_SERVER_DEFAULTS.pool.pingIntervalMs);
+    }
     return session;
+  }
+
+  /** The era agreed at connect: 'modern' (2026-07-28, server/discover) or 'legacy' (initialize). */
+  get era(): ProtocolEra | undefined {
+    return this.client.getProtocolEra();
+  }
+
+  /** The verdict to pass as `prior` to the next session with the same server: no probe then. */
+  get verdict(): PriorDiscovery | undefined {
+    if (this.era === 'legacy') return { kind: 'legacy' };
+    const discover = this.client.getDiscoverResult();
+    return this.era === 'modern' && discover ? { kind: 'modern', discover } : undefined;
   }
 
   get isEnded(): boolean {
     return this.ended;
   }
 
-  /** The revision agreed in `initialize`. */
+  /** The revision agreed (in `initialize`, or from `server/discover`). */
   get protocolVersion(): string | undefined {
-    return this.transport.protocolVersion;
+    return this.client.getNegotiatedProtocolVersion() ?? this.transport.protocolVersion;
   }
 
   get pid(): number | undefined {
@@ -100,7 +147,7 @@ export class McpSession {
   setPingInterval(intervalMs: number): void {
     clearInterval(this.pingTimer);
     this.pingTimer = undefined;
-    if (intervalMs <= 0 || this.ended) return;
+    if (intervalMs <= 0 || this.ended || this.era === 'modern') return;
     this.pingTimer = setInterval(() => this.pingOnce(), intervalMs);
     this.pingTimer.unref();
   }
@@ -133,7 +180,7 @@ export class McpSession {
     });
     let result: CallToolResult;
     try {
-      const answer = await this.client.callTool({ name: tool, arguments: args, ...(opts.meta ? { _meta: { ...opts.meta } } : {}) }, undefined, {
+      const answer = await this.client.callTool({ name: tool, arguments: args, ...(opts.meta ? { _meta: { ...opts.meta } } : {}) }, {
         timeout: remaining,
         maxTotalTimeout: remaining,
         resetTimeoutOnProgress: false,
@@ -152,11 +199,16 @@ export class McpSession {
     return result;
   }
 
-  /** All tools, following `nextCursor` to the end. */
-  /** One ping on the live session (active health checks); rejects on failure or timeout. */
+  /**
+   * One liveness check on the live session (active health checks); rejects on failure or
+   * timeout. 2026-07-28 has no ping: `server/discover` is its cheapest request.
+   */
   async ping(timeoutMs: number): Promise<void> {
-    await this.client.ping({ timeout: timeoutMs });
+    if (this.era === 'modern') await this.client.discover({ timeout: timeoutMs });
+    else await this.client.ping({ timeout: timeoutMs });
   }
+
+  /** All tools, following `nextCursor` to the end. */
 
   async listTools(deadline: number, cancel?: Cancel): Promise<Tool[]> {
     const signal = cancel?.signal;
@@ -166,7 +218,8 @@ export class McpSession {
     for (let page = 0; page < MAX_LIST_PAGES; page++) {
       const remaining = Math.max(1, deadline - Date.now());
       try {
-        const result = await this.client.listTools(cursor === undefined ? {} : { cursor }, { timeout: remaining, signal });
+        // 'bypass': the pool re-lists on purpose (a change, a new session); a cached page would hide it.
+        const result = await this.client.listTools(cursor === undefined ? {} : { cursor }, { timeout: remaining, cacheMode: 'bypass', ...(signal ? { signal } : {}) });
         tools.push(...result.tools);
         cursor = result.nextCursor;
       } catch (err) {
@@ -186,8 +239,11 @@ export class McpSession {
   async close(): Promise<void> {
     this.intentional = true;
     this.lostReason ??= 'session closed by the gateway (server removed or changed, or shutdown)';
+    const subscription = this.subscription;
+    this.subscription = undefined;
+    if (subscription) await withTimeout(subscription.close(), 1000).catch(() => undefined);
     const inner = this.transport.inner;
-    if (inner instanceof StreamableHTTPClientTransport && !this.ended) {
+    if (inner instanceof StreamableHTTPClientTransport && !this.ended && inner.sessionId !== undefined) {
       await withTimeout(inner.terminateSession(), 1000).catch(() => undefined);
     }
     await this.client.close().catch(() => undefined);
@@ -205,19 +261,74 @@ export class McpSession {
   private failure(err: unknown, tool: string | undefined, signal: AbortSignal | undefined): McpPoolError {
     if (err instanceof TransportSendError) this.break(`transport failed: ${describeError(err.cause)}`);
     const stderrTail = this.ended ? this.stderrTail : undefined;
-    return classifyFailure(err, {
+    const failure = classifyFailure(err, {
       server: this.server,
       ...(tool === undefined ? {} : { tool }),
       ...(signal === undefined ? {} : { signal }),
       ...(this.lostReason === undefined ? {} : { lostReason: this.lostReason }),
       ...(stderrTail ? { stderrTail } : {}),
     });
+    return this.era === 'modern' ? this.staleCheck(failure) : failure;
+  }
+
+  /**
+   * In the Modern era there is no handshake to fail (a remembered verdict sends nothing at
+   * connect, and an HTTP server may be replaced behind the same URL), so an answer is the proof:
+   * a server that rejects a request as not initialized, as an unknown method or with an
+   * unsupported protocol version now speaks only 2025. The session ends, the verdict is dropped,
+   * and the request (which had no effect) may go again on the next, probed session.
+   */
+  private staleCheck(failure: McpPoolError): McpPoolError {
+    const code = failure.details.mcpCode;
+    const text = failure.cause instanceof Error ? failure.cause.message : failure.message;
+    const stale = failure.kind === 'protocol' && code !== undefined && (code === -32022 || code === -32601 || (NOT_INITIALIZED_CODES.has(code) && /not initiali[sz]ed/i.test(text)));
+    if (!stale) return failure;
+    this.staleVerdict = true;
+    const reason = `MCP server '${this.server}' no longer speaks 2026-07-28 as it did (${failure.message}); probing it again`;
+    this.break(reason);
+    return new McpPoolError('unavailable', reason, { ...failure.details, mayHaveReachedServer: false, retryAfterMs: 250 }, { cause: failure });
+  }
+
+  /**
+   * 2026-07-28: tools/list_changed comes on a `subscriptions/listen` stream, opened once per
+   * session and again (after a pause) when the server or the network drops it; a re-opened
+   * stream re-imports, since a change meanwhile went unheard.
+   */
+  private listenForChanges(): void {
+    if (this.ended || this.intentional) return;
+    this.client.listen({ toolsListChanged: true }).then(
+      (subscription) => {
+        if (this.ended || this.intentional) {
+          void subscription.close().catch(() => undefined);
+          return;
+        }
+        this.subscription = subscription;
+        // A change while no stream was open went unheard: read the list again.
+        if (this.listens++ > 0) this.hooks.onToolsChanged();
+        void subscription.closed.then((how) => {
+          if (this.subscription === subscription) this.subscription = undefined;
+          if (how !== 'local') this.relisten();
+        });
+      },
+      (err: unknown) => {
+        this.lastTransportError = `subscriptions/listen failed: ${describeError(err)}`;
+        this.relisten();
+      },
+    );
+  }
+
+  private relisten(): void {
+    if (this.ended || this.intentional) return;
+    clearTimeout(this.relistenTimer);
+    this.relistenTimer = setTimeout(() => this.listenForChanges(), RELISTEN_MS);
+    this.relistenTimer.unref();
   }
 
   private handleClosed(): void {
     if (this.ended) return;
     this.ended = true;
     this.setPingInterval(0);
+    clearTimeout(this.relistenTimer);
     this.lostReason ??= this.describeEnd();
     if (!this.intentional) this.hooks.onLost(this, this.lostReason);
   }
@@ -257,6 +368,17 @@ export class McpSession {
     }
     if (this.lastTransportError) parts.push(`last transport error: ${this.lastTransportError}`);
     return parts.join('; ') || 'session ended';
+  }
+}
+
+/** The first answer with a remembered Modern verdict; a 2025-style refusal is an era failure (the verdict is dropped). */
+async function confirmModern(client: Client, timeoutMs: number): Promise<void> {
+  try {
+    await client.listTools({}, { timeout: timeoutMs, cacheMode: 'bypass' });
+  } catch (err) {
+    const refused = err instanceof ProtocolError && (err.code === -32022 || err.code === -32601 || (NOT_INITIALIZED_CODES.has(err.code) && /not initiali[sz]ed/i.test(err.message)));
+    if (!refused) throw err;
+    throw new SdkError(SdkErrorCode.EraNegotiationFailed, `the remembered 2026-07-28 verdict no longer holds: ${err.message}`, undefined, { cause: err });
   }
 }
 

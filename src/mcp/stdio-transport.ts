@@ -1,8 +1,6 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import { getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { ReadBuffer, serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
-import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import type { JSONRPCMessage, MessageExtraInfo } from '@modelcontextprotocol/sdk/types.js';
+import { getDefaultEnvironment } from '@modelcontextprotocol/client/stdio';
+import { ReadBuffer, serializeMessage, type JSONRPCMessage, type MessageExtraInfo, type Transport } from '@modelcontextprotocol/client';
 import { endGroup, trackGroup, type GroupEnd } from './process-group.js';
 
 /** How to start a stdio MCP server. */

@@ -1,5 +1,5 @@
 import type { Cancel } from '../util/cancel.js';
-import type { Implementation, Progress } from '@modelcontextprotocol/sdk/types.js';
+import type { Implementation, Progress } from '@modelcontextprotocol/client';
 import type { BackoffSettings } from './backoff.js';
 import type { McpTraceFn } from './guarded-transport.js';
 
@@ -53,8 +53,10 @@ export interface McpServerStatus {
   /** Mcp-Session-Id of a Streamable HTTP session. */
   sessionId?: string;
   lastError?: string;
-  /** The revision agreed in `initialize`, while a session is up. */
+  /** The revision agreed (in `initialize`, or from `server/discover`), while a session is up. */
   protocolVersion?: string;
+  /** Its era while up: 'modern' (2026-07-28 and later) or 'legacy' (initialize). */
+  era?: 'modern' | 'legacy';
   /** Epoch ms of the next connect attempt while one is scheduled. */
   nextRetryAt?: number;
   /** The last attempt failed in a way retrying soon cannot fix (protocol versions): retried slowly. */

@@ -12,7 +12,7 @@ export interface MetricSources {
   /** Pending confirmations (the confirmation store plugs this in). */
   confirmationsPending: () => number | Promise<number>;
   /** One entry per MCP server (the MCP pool plugs this in). */
-  mcpConnections: () => Iterable<{ server: string; state: string }>;
+  mcpConnections: () => Iterable<{ server: string; state: string; transport?: string; protocolVersion?: string }>;
 }
 
 /** Numeric breaker states; ours: `disabled` (a 401/403 took the backend out) 3, `unhealthy` (its probe failed) 4. */
@@ -107,6 +107,19 @@ export function defineMetrics(register: Registry, sources: () => MetricSources) 
         this.reset();
         for (const c of sources().mcpConnections()) {
           for (const state of MCP_SERVER_STATES) this.set({ server: c.server, state }, c.state === state ? 1 : 0);
+        }
+      },
+    }),
+    mcpServerInfo: new Gauge({
+      name: 'toolgate_mcp_server_info',
+      help: 'Each declared MCP server (1), its transport and the protocol revision agreed with it ("" while not connected)',
+      labelNames: ['server', 'transport', 'protocol_version'] as const,
+      registers,
+      collect() {
+        this.reset();
+        for (const c of sources().mcpConnections()) {
+          if (c.state === 'closed') continue;
+          this.set({ server: c.server, transport: c.transport ?? '', protocol_version: c.protocolVersion ?? '' }, 1);
         }
       },
     }),

@@ -6,6 +6,7 @@ import { formatTool, type ToolFormat } from '../tools/formats.js';
 import { resolveTool } from '../pipeline/resolve.js';
 import { ClientWatch } from '../pipeline/client-gone.js';
 import { GatewayError } from '../errors.js';
+import { mcpBackendServer } from '../mcp/admin-view.js';
 import { Type } from '@sinclair/typebox';
 import { AcceptedResponse, CallBody, CallResponse, PendingResponse, ToolListQuery, ToolNameParams, errorResponses } from './schemas.js';
 
@@ -56,6 +57,8 @@ export async function toolRoutes(app: FastifyInstance, opts: { gw: Gateway }): P
             errorRate: Number(v.errorRate.toFixed(3)),
             latencyMs: v.latencyMs === undefined ? null : Math.round(v.latencyMs),
             ...(v.retryAfterMs !== undefined ? { retryAfterMs: Math.round(v.retryAfterMs) } : {}),
+            // An MCP backend names its server's state and agreed revision, and why it is not up (as GET /admin/mcp).
+            ...(b.target.kind === 'mcp' ? mcpBackendServer(b.target.server, gw.mcpPool.status(b.target.server)) : {}),
           };
         }),
       };

@@ -358,6 +358,16 @@
       parts.push(typeof b.latencyMs === 'number' ? b.latencyMs + ' ms' : '— ms');
       if (typeof b.retryAfterMs === 'number') parts.push('retry in ' + ago(b.retryAfterMs));
       td.appendChild(el('span', { className: 'state state-' + token(b.state), dataset: { backend: String(b.id), state: String(b.state) } }, parts.join(' · ')));
+      // An MCP server that is not up says why, in GET /admin/mcp's words.
+      if (b.kind === 'mcp' && typeof b.serverState === 'string' && b.serverState !== 'up') {
+        td.appendChild(
+          el(
+            'div',
+            { className: 'mcp-server muted', dataset: { server: String(b.server), serverState: b.serverState } },
+            'MCP server ' + String(b.server) + ': ' + b.serverState + (typeof b.lastError === 'string' && b.lastError ? ' · ' + clip(b.lastError) : ''),
+          ),
+        );
+      }
     }
   }
 
