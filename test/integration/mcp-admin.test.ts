@@ -15,6 +15,7 @@ import { parseExposition, sampleValue } from '../helpers/metrics.js';
 import { EVERYTHING } from '../helpers/processes.js';
 import { Upstream } from '../helpers/upstream.js';
 import { untilAsync } from '../helpers/wait.js';
+import { adminMcpView, type ServerView } from '../helpers/mcp-admin.js';
 
 // GET /admin/mcp against real servers that cannot connect, each for its own reason, and one that
 // can: the cause is shown in words, logged once per state change, and a version mismatch is not
@@ -26,32 +27,13 @@ const TOKEN = 'tok-s3cr3t-abcdef-123456';
 const node = process.execPath;
 const fixture = (name: string) => fileURLToPath(new URL(`../fixtures/mcp/${name}`, import.meta.url));
 
-interface ServerView {
-  name: string;
-  transport: string;
-  state: string;
-  protocolVersion: string | null;
-  tools: number;
-  restarts: number;
-  lastError: string | null;
-  nextRetryAt: string | null;
-}
 
 describe('GET /admin/mcp: every declared server and why it is not up', () => {
   let gw: TestGateway;
   let web: Upstream;
   const lines: string[] = [];
 
-  const view = async (): Promise<ServerView[]> => {
-    const res = await gw.app.inject({ method: 'GET', url: '/admin/mcp', headers: { authorization: `Bearer ${ADMIN}` } });
-    expect(res.statusCode).toBe(200);
-    return res.json<{ servers: ServerView[] }>().servers;
-  };
-  const server = async (name: string): Promise<ServerView> => {
-    const found = (await view()).find((s) => s.name === name);
-    if (!found) throw new Error(`no server ${name} in /admin/mcp`);
-    return found;
-  };
+  const { view, server } = adminMcpView(() => gw, ADMIN);
   const waitFor = (name: string, ok: (s: ServerView) => boolean, what: string) =>
     untilAsync(async () => ok(await server(name)), `${name}: ${what}`, 8000);
   const logged = () => lines.map((l) => JSON.parse(l) as { level: number; msg: string; server?: string; state?: string });

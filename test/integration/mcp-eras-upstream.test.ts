@@ -12,6 +12,7 @@ import { startGateway, type TestGateway } from '../helpers/app.js';
 import { parseExposition, sampleValue } from '../helpers/metrics.js';
 import { EVERYTHING, FILESYSTEM } from '../helpers/processes.js';
 import { untilAsync } from '../helpers/wait.js';
+import { adminMcpView } from '../helpers/mcp-admin.js';
 
 // The pool against upstream servers of both MCP eras: v2-SDK servers that speak only 2026-07-28
 // (Modern), only 2025 (legacy) or both, over stdio and Streamable HTTP, a legacy server that exits
@@ -33,15 +34,6 @@ const EXPECTED: Record<(typeof ERAS)[number], { revision: string; era: string }>
   dual: { revision: MODERN, era: 'modern' },
 };
 
-interface ServerView {
-  name: string;
-  transport: string;
-  state: string;
-  protocolVersion: string | null;
-  tools: number;
-  restarts: number;
-  lastError: string | null;
-}
 
 /** Starts the v2 fixture over HTTP and resolves with its port once it listens. */
 async function startHttp(era: string, log: string, port = 0): Promise<{ child: ChildProcess; port: number }> {
@@ -77,16 +69,7 @@ describe('the pool speaks both MCP eras upstream', () => {
     existsSync(logOf(name)) ? readFileSync(logOf(name), 'utf8').split('\n').filter((l) => l.endsWith(` ${method}`)).length : 0;
 
   const admin = { authorization: `Bearer ${ADMIN}` };
-  const view = async (): Promise<ServerView[]> => {
-    const res = await gw.app.inject({ method: 'GET', url: '/admin/mcp', headers: admin });
-    expect(res.statusCode).toBe(200);
-    return res.json<{ servers: ServerView[] }>().servers;
-  };
-  const server = async (name: string): Promise<ServerView> => {
-    const found = (await view()).find((s) => s.name === name);
-    if (!found) throw new Error(`no server ${name} in /admin/mcp`);
-    return found;
-  };
+  const { view, server } = adminMcpView(() => gw, ADMIN);
   const metrics = async () => parseExposition((await gw.app.inject({ method: 'GET', url: '/metrics', headers: admin })).body);
   const toolView = async (name: string) => {
     const res = await gw.app.inject({ method: 'GET', url: `/v1/tools/${encodeURIComponent(name)}`, headers: { authorization: `Bearer ${AGENT}` } });
