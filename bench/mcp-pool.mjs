@@ -4,10 +4,16 @@
 //   direct  - a bare SDK Client on one long-lived StdioClientTransport session
 //   spawn   - a new server process + handshake per call (what a pool avoids)
 //
-//   npx tsc -p tsconfig.json && node bench/mcp-pool.mjs [--calls 200] [--spawns 10] [--dist DIR]
+//   baseline - with --baseline DIR: McpPool of another checkout (DIR/dist, e.g. the commit before a change)
+//
+//   npx tsc -p tsconfig.json && node bench/mcp-pool.mjs [--calls 200] [--spawns 10] [--cycles 10] [--dist DIR] [--baseline DIR]
 //
 // Calls are sequential (latency, not throughput); the first 20 of each warm session are
-// discarded. Prints medians and p90 in ms, and one JSON line for baselines.
+// discarded. The long-lived targets (pool, baseline, direct) are all open at once and visited in
+// --cycles blocks of calls / cycles each, in turn (the order reversed every other cycle), so this
+// machine's slow and fast phases fall on all of them alike; the pool / baseline ratio is the median
+// of the cycles' own ratios of block medians. Prints medians and p90 in ms, and one JSON line.
+import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -20,13 +26,19 @@ const root = fileURLToPath(new URL('../', import.meta.url));
 const calls = Number(flag('--calls', '200'));
 const spawns = Number(flag('--spawns', '10'));
 const distDir = resolve(flag('--dist', `${root}dist`));
+const baselineDir = flag('--baseline', '') && resolve(flag('--baseline', ''));
+const cycles = Math.max(1, Number(flag('--cycles', '10')));
 const WARMUP = 20;
 
-if (!existsSync(`${distDir}/mcp/pool.js`)) {
-  console.error(`No compiled pool at ${distDir}/mcp/pool.js: run \`npx tsc -p tsconfig.json\` first.`);
-  process.exit(2);
+for (const dir of [distDir, ...(baselineDir ? [`${baselineDir}/dist`] : [])]) {
+  if (!existsSync(`${dir}/mcp/pool.js`)) {
+    console.error(`No compiled pool at ${dir}/mcp/pool.js: run \`npx tsc -p tsconfig.json\` first${dir === distDir ? '' : ' in the baseline checkout'}.`);
+    process.exit(2);
+  }
 }
 const { McpPool } = await import(pathToFileURL(`${distDir}/mcp/pool.js`).href);
+const Baseline = baselineDir ? (await import(pathToFileURL(`${baselineDir}/dist/mcp/pool.js`).href)).McpPool : undefined;
+const baselineCommit = baselineDir ? execFileSync('git', ['-C', baselineDir, 'rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).trim() : undefined;
 
 const EVERYTHING = `${root}node_modules/@modelcontextprotocol/server-everything/dist/index.js`;
 const serverParams = { command: process.execPath, args: [EVERYTHING, 'stdio'], stderr: 'pipe' };
@@ -48,22 +60,38 @@ function stats(samples) {
   return { n: sorted.length, median: round(at(0.5)), p90: round(at(0.9)) };
 }
 const round = (x) => Math.round(x * 1000) / 1000;
+const median = (xs) => stats(xs).median;
 
-// pool
-const pool = new McpPool([
-  { kind: 'mcp-server', name: 'ev', transport: 'stdio', command: serverParams.command, args: serverParams.args, prestart: true },
-]);
-await pool.start();
-await timed(WARMUP, (i) => pool.callTool('ev', 'echo', echoArgs(i).arguments, { deadline: Date.now() + 10000 }));
-const poolSamples = await timed(calls, (i) => pool.callTool('ev', 'echo', echoArgs(i).arguments, { deadline: Date.now() + 10000 }));
-await pool.close();
+/** A pool of the given class on its own server-everything child. */
+async function openPool(Pool) {
+  const pool = new Pool([
+    { kind: 'mcp-server', name: 'ev', transport: 'stdio', command: serverParams.command, args: serverParams.args, prestart: true },
+  ]);
+  await pool.start();
+  return { call: (i) => pool.callTool('ev', 'echo', echoArgs(i).arguments, { deadline: Date.now() + 10000 }), close: () => pool.close() };
+}
 
-// direct SDK client, long-lived session
+// the long-lived targets: pool, baseline pool, direct SDK client (one session)
+const targets = [['pool', await openPool(McpPool)]];
+if (Baseline) targets.push(['baseline', await openPool(Baseline)]);
 const client = new Client({ name: 'bench', version: '1' });
 await client.connect(new StdioClientTransport(serverParams));
-await timed(WARMUP, (i) => client.callTool(echoArgs(i), undefined, { timeout: 10000 }));
-const directSamples = await timed(calls, (i) => client.callTool(echoArgs(i), undefined, { timeout: 10000 }));
-await client.close();
+targets.push(['direct', { call: (i) => client.callTool(echoArgs(i), undefined, { timeout: 10000 }), close: () => client.close() }]);
+
+const samples = new Map(targets.map(([name]) => [name, []]));
+const blockMedians = new Map(targets.map(([name]) => [name, []]));
+for (const [, t] of targets) await timed(WARMUP, t.call);
+const per = Math.ceil(calls / cycles);
+for (let c = 0; c < cycles; c++) {
+  for (const [name, t] of c % 2 === 0 ? targets : [...targets].reverse()) {
+    const block = await timed(per, (i) => t.call(c * per + i));
+    samples.get(name).push(...block);
+    blockMedians.get(name).push(median(block));
+  }
+}
+for (const [, t] of targets) await t.close();
+/** The median over cycles of a's block median / b's. */
+const perCycle = (a, b) => round(median(blockMedians.get(a).map((x, i) => x / blockMedians.get(b)[i])));
 
 // a server per call: spawn + initialize + call is what the caller waits for; the close
 // (stdin EOF, exit) is awaited outside the timing so runs never overlap.
@@ -77,9 +105,12 @@ for (let i = 0; i < spawns; i++) {
   await c.close();
 }
 
-const result = { pool: stats(poolSamples), direct: stats(directSamples), spawnPerCall: stats(spawnSamples) };
+const result = { pool: stats(samples.get('pool')), ...(Baseline ? { baseline: stats(samples.get('baseline')) } : {}), direct: stats(samples.get('direct')), spawnPerCall: stats(spawnSamples) };
 console.log('echo over stdio, ms   median     p90    n');
 for (const [name, s] of Object.entries(result)) {
   console.log(`${name.padEnd(20)} ${String(s.median).padStart(8)} ${String(s.p90).padStart(7)} ${String(s.n).padStart(4)}`);
 }
-console.log(JSON.stringify({ bench: 'mcp-pool', node: process.version, ...result }));
+const ratios = { poolVsDirect: perCycle('pool', 'direct'), ...(Baseline ? { poolVsBaseline: perCycle('pool', 'baseline'), baselineVsDirect: perCycle('baseline', 'direct') } : {}) };
+console.log(`\nPer cycle (median of ${cycles} cycles' block-median ratios): pool / direct ${ratios.poolVsDirect.toFixed(2)}×` +
+  (Baseline ? `; pool / baseline ${ratios.poolVsBaseline.toFixed(2)}× (baseline: ${baselineCommit}); baseline / direct ${ratios.baselineVsDirect.toFixed(2)}×` : '') + '.');
+console.log(JSON.stringify({ bench: 'mcp-pool', node: process.version, cycles, ...(Baseline ? { baselineCommit } : {}), ...result, ratios }));

@@ -38,6 +38,10 @@
 // --profile: afterwards, runs toolgate again under `node --cpu-prof`, once with the concurrent /mcp
 // load and once with the REST load, and prints self time per call by function and package.
 // --dist DIR: run another build of toolgate (e.g. an experiment) instead of dist/.
+// --baseline DIR: one more target, toolgate's `/mcp` from another checkout (DIR/dist, built there), called
+// by the v2 client in the legacy era: the row `toolgate-baseline-mcp-v2-legacy`, against which the
+// toolgate `/mcp` rows of this build are judged cycle by cycle, as against the peers. E.g.
+//   node bench/peers.mjs --only toolgate-mcp-v2-legacy,toolgate-mcp-modern,baseline --baseline ../old
 import { spawn, spawnSync } from 'node:child_process';
 import { setMaxListeners } from 'node:events';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -71,6 +75,12 @@ const profile = has('--profile');
 const profilePaths = flag('--profile-paths', 'mcp,rest').split(',').filter(Boolean);
 const distDir = flag('--dist', join(root, 'dist'));
 const floor = !has('--no-floor');
+const baselineDir = flag('--baseline', '');
+const baselineCommit = baselineDir ? spawnSync('git', ['-C', baselineDir, 'rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).stdout.trim() : undefined;
+if (baselineDir && !existsSync(join(baselineDir, 'dist/server.js'))) {
+  console.error(`No compiled gateway in ${baselineDir}/dist: build the baseline checkout first.`);
+  process.exit(2);
+}
 const SERIAL_MAX_MS = 30_000; // a peer slower than 30 ms a call gets fewer serial calls (n says how many), in every block alike
 const CALL_TIMEOUT = 30_000;
 requireDist();
@@ -287,11 +297,11 @@ overrides: { echo: { sideEffect: read, confirm: false } }
   return { dir, configFile };
 }
 
-async function startToolgate({ nodeArgs = [], bypass = false } = {}) {
+async function startToolgate({ nodeArgs = [], bypass = false, dist = distDir } = {}) {
   const g = toolgateDir();
   const port = await freePort();
-  const aid = bypass ? pipelineBypass(distDir) : { nodeArgs: [], env: {} };
-  const h = spawnGroup(node, [...nodeArgs, ...aid.nodeArgs, join(distDir, 'server.js')], {
+  const aid = bypass ? pipelineBypass(dist) : { nodeArgs: [], env: {} };
+  const h = spawnGroup(node, [...nodeArgs, ...aid.nodeArgs, join(dist, 'server.js')], {
     env: { ...aid.env, TOOLGATE_CONFIG: g.configFile, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn' },
   });
   h.cleanup = () => rmSync(g.dir, { recursive: true, force: true });
@@ -581,11 +591,12 @@ const closeToolgate = async (tg) => {
   tg.h.cleanup();
 };
 const floorNote = 'the call pipeline bypassed (a measuring aid): the front alone';
-for (const [id, label, kind, path, bypass] of [
+for (const [id, label, kind, path, bypass, dist = distDir] of [
   ['toolgate-mcp', 'toolgate `/mcp` (Streamable HTTP)', 'http', '/mcp', false],
   ['toolgate-sse', 'toolgate `/sse` (legacy SSE transport)', 'sse', '/sse', false],
   ['toolgate-mcp-v2-legacy', 'toolgate `/mcp`, v2 client, legacy era (2025-11-25)', 'v2-legacy', '/mcp', false],
   ['toolgate-mcp-modern', `toolgate \`/mcp\`, v2 client pinned to ${MODERN} (Modern)`, 'v2-modern', '/mcp', false],
+  ...(baselineDir ? [['toolgate-baseline-mcp-v2-legacy', `baseline: toolgate \`/mcp\` at ${baselineCommit}, v2 client, legacy era`, 'v2-legacy', '/mcp', false, join(baselineDir, 'dist')]] : []),
   ...(floor
     ? [
         ['toolgate-floor-mcp', 'toolgate `/mcp`, front alone', 'http', '/mcp', true],
@@ -595,7 +606,7 @@ for (const [id, label, kind, path, bypass] of [
 ]) {
   await openTarget(id, label, async (row) => {
     if (bypass) row.note = floorNote;
-    const tg = await startToolgate({ bypass });
+    const tg = await startToolgate({ bypass, dist });
     const make = () => mcpClient(kind, `${tg.url}${path}`);
     let client;
     try {
@@ -735,6 +746,15 @@ if (peersMeasured.length) {
   }
   md += '\n';
 }
+const base = rows.find((x) => x.id === 'toolgate-baseline-mcp-v2-legacy' && x.conc);
+if (base) {
+  md += `\nAgainst the baseline (toolgate \`/mcp\` at ${baselineCommit}, v2 client, legacy era; serial: the median of the cycles' ratios of block medians, blocks seconds apart; calls/s: the means of the turns, ${clients} clients each with its own session, or none for Modern):\n\n| this build's row | serial median | vs the baseline's ${ms(base.serial.median)} ms, per cycle | calls/s | vs the baseline's ${Math.round(base.conc.rps).toLocaleString('en-US')} | CPU per call, gateway tree: this / baseline |\n| --- | --- | --- | --- | --- | --- |\n`;
+  for (const r of rows.filter((x) => x.id.startsWith('toolgate-mcp') && x.conc)) {
+    const sv = serialVerdict(r, [base]);
+    const cpu = r.conc.cpu && base.conc.cpu ? `${Math.round(r.conc.cpu.frontUs)} / ${Math.round(base.conc.cpu.frontUs)} µs` : '–';
+    md += `| ${r.label} | ${ms(r.serial.median)} ms | ${sv.ratio?.toFixed(2) ?? '–'}× (faster in ${sv.won ?? '–'} of ${sv.cycles ?? '–'} cycles) | ${Math.round(r.conc.rps).toLocaleString('en-US')} | ${(r.conc.rps / base.conc.rps).toFixed(2)}× | ${cpu} |\n`;
+  }
+}
 const json = rows.map((r) => ({ id: r.id, error: r.error, unsupported: r.unsupported, serial: r.serial && { n: r.serial.n, median: r.serial.median, p99: r.serial.p99, cycles: r.serial.cycles, rssIdle: r.serial.rssIdle?.bytes }, conc: r.conc && { rps: r.conc.rps, shared: r.conc.shared, ok: r.conc.ok, wrong: r.conc.wrong, errors: r.conc.errors, p50: r.conc.p50, p99: r.conc.p99, rssPeak: r.conc.rssPeak.bytes, cpu: r.conc.cpu }, concShared: r.concShared && { rps: r.concShared.rps, p50: r.concShared.p50, p99: r.concShared.p99, cpu: r.concShared.cpu } }));
 
 // ---- optional profile of toolgate under the concurrent load, /mcp and REST each in a fresh process ----
@@ -772,5 +792,5 @@ if (profile) {
 }
 
 console.log(md.trim());
-console.log(`\n<!-- ${JSON.stringify({ bench: 'peers', node: process.version, rows: json })} -->`);
+console.log(`\n<!-- ${JSON.stringify({ bench: 'peers', node: process.version, ...(baselineDir ? { baselineCommit } : {}), rows: json })} -->`);
 process.exit(0); // the SDK and undici clients keep sockets and timers alive

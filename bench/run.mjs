@@ -6,7 +6,11 @@ import { cpus, loadavg, totalmem } from 'node:os';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { summaryTable } from './lib/summary.mjs';
 
-const only = process.argv.slice(2);
+// `node bench/run.mjs [names…] [-- extra args]`: the extra args go to every bench run (e.g. `mcp-pool -- --baseline ../old`).
+const argv = process.argv.slice(2);
+const dash = argv.indexOf('--');
+const only = dash >= 0 ? argv.slice(0, dash) : argv;
+const extra = dash >= 0 ? argv.slice(dash + 1) : [];
 const benches = [
   { name: 'Prefilter quality and speed', args: ['--expose-gc', 'bench/prefilter.mjs', '--out', '-'] },
   { name: 'Hot reload and cold load', args: ['bench/reload.mjs'] },
@@ -45,7 +49,7 @@ for (const b of benches) {
   const id = b.args.find((a) => a.startsWith('bench/')).replace(/^bench\/|\.mjs$/g, '');
   process.stderr.write(`bench: ${b.name}…\n`);
   const startLoad = loadavg()[0];
-  const r = spawnSync(process.execPath, b.args, { encoding: 'utf8', maxBuffer: 64 * 2 ** 20 });
+  const r = spawnSync(process.execPath, [...b.args, ...extra], { encoding: 'utf8', maxBuffer: 64 * 2 ** 20 });
   const body = r.status === 0 ? r.stdout.trim() : `(failed with ${r.status ?? r.signal})\n\n\`\`\`\n${(r.stderr || r.stdout).slice(-2000)}\n\`\`\``;
   const block = `<!-- bench:${id} -->\nMeasured ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC on ${machine} (load average ${startLoad.toFixed(1)} at the start).\n\n${body}\n<!-- /bench:${id} -->`;
   writeBlock(id, block, b.name);

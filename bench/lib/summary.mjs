@@ -45,9 +45,14 @@ export function summaryRows(blocks) {
   }
   const m = blocks['mcp-pool']?.data;
   if (m) {
-    const vsDirect = m.pool.median / m.direct.median;
+    // Per-cycle ratios when the run has them (interleaved blocks), else the overall medians.
+    const vsDirect = m.ratios?.poolVsDirect ?? m.pool.median / m.direct.median;
     const vsSpawn = m.spawnPerCall.median / m.pool.median;
     add('mcp-pool', 'MCP `echo` through the pool vs a direct SDK client, median', `${f(vsDirect)}× (${f(m.pool.median, 3)} vs ${f(m.direct.median, 3)} ms)`, '≤ 1.3×', vsDirect <= 1.3);
+    if (m.baseline && m.ratios?.poolVsBaseline !== undefined) {
+      const vsBase = m.ratios.poolVsBaseline;
+      add('mcp-pool', `MCP \`echo\` through the pool vs the pool at ${m.baselineCommit}, median per cycle`, `${f(vsBase)}× (${f(m.pool.median, 3)} vs ${f(m.baseline.median, 3)} ms)`, 'no slower (≤ 1.00×)', vsBase <= 1);
+    }
     add('mcp-pool', 'spawn-per-call vs the pool, median', `${f(vsSpawn, 0)}× faster`, '≥ 50×', vsSpawn >= 50);
   }
   const pl = blocks.pipeline?.data;
@@ -83,6 +88,21 @@ export function summaryRows(blocks) {
       const own = serialVerdict(t, [fl]);
       const bare = serialVerdict(fl, others);
       add('peers', `toolgate ${name}: serial, its front alone (pipeline bypassed) vs the best peer`, `${f(bare.ratio ?? bare.ours / bare.theirs)}× per cycle; the full pipeline ${f(own.ratio ?? own.ours / own.theirs)}× the front alone`);
+    }
+  }
+  // toolgate's /mcp rows of this build against /mcp of an earlier checkout (bench/peers.mjs --baseline), in the same run.
+  const pb = blocks['peers-baseline']?.data;
+  const base = pb?.rows.find((x) => x.id === 'toolgate-baseline-mcp-v2-legacy' && x.conc && x.serial);
+  if (base) {
+    const names = { 'toolgate-mcp-v2-legacy': '2025-11-25 (legacy)', 'toolgate-mcp-modern': '2026-07-28 (Modern)' };
+    for (const [id, era] of Object.entries(names)) {
+      const t = pb.rows.find((x) => x.id === id && x.conc && x.serial);
+      if (!t) continue;
+      const sv = serialVerdict(t, [base]);
+      const ratio = sv.ratio ?? sv.ours / sv.theirs;
+      add('peers-baseline', `toolgate \`/mcp\`, v2 client, ${era}: serial median vs \`/mcp\` at ${pb.baselineCommit} (legacy)`, `${f(sv.ours)} vs ${f(sv.theirs)} ms (${f(ratio)}× per cycle, faster in ${sv.won ?? '–'} of ${sv.cycles ?? '–'})`, 'no slower (≤ 1.00×)', ratio <= 1);
+      const r = t.conc.rps / base.conc.rps;
+      add('peers-baseline', `toolgate \`/mcp\`, v2 client, ${era}: calls/s, 32 clients, vs \`/mcp\` at ${pb.baselineCommit} (legacy)`, `${Math.round(t.conc.rps).toLocaleString('en-US')} vs ${Math.round(base.conc.rps).toLocaleString('en-US')} (${f(r)}×)`, 'no slower (≥ 1.00×)', r >= 1);
     }
   }
   return rows;

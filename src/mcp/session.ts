@@ -4,6 +4,7 @@ import {
   ProtocolError,
   SdkError,
   SdkErrorCode,
+  specTypeSchemas,
   StreamableHTTPClientTransport,
   type CallToolResult,
   type McpSubscription,
@@ -37,6 +38,14 @@ const STDIO_PROBE_TIMEOUT_MS = 10_000;
 const NOT_INITIALIZED_CODES = new Set([-32000, -32001, -32600, -32002]);
 /** Delay before a dropped `subscriptions/listen` stream is opened again. */
 const RELISTEN_MS = 1000;
+/**
+ * The spec's CallToolResult schema (both eras: in 2026-07-28 the SDK strips `resultType` before it),
+ * given to `client.request` as the result schema. `client.callTool` validates with the same schema
+ * but asks the era codec for it on every call by parsing `undefined` and formatting the zod error
+ * (≈ a third of the SDK's cost per call), and probes its tools/list cache for an output validator,
+ * which the pool never fills (it lists with `cacheMode: 'bypass'`); the pipeline checks outputSchema.
+ */
+const CALL_TOOL_RESULT = specTypeSchemas.CallToolResult;
 
 /**
  * One initialized MCP client session (for stdio: one child process) shared by all calls.
@@ -110,6 +119,11 @@ export class McpSession {
     return session;
   }
 
+  /** Whether `client.callTool` sends SEP-2243 `Mcp-Param-*` headers: 2026-07-28 over Streamable HTTP. */
+  private get mirrorsHeaders(): boolean {
+    return this.era === 'modern' && !(this.transport.inner instanceof ProcessGroupStdioTransport);
+  }
+
   /** The era agreed at connect: 'modern' (2026-07-28, server/discover) or 'legacy' (initialize). */
   get era(): ProtocolEra | undefined {
     return this.client.getProtocolEra();
@@ -180,13 +194,13 @@ export class McpSession {
     });
     let result: CallToolResult;
     try {
-      const answer = await this.client.callTool({ name: tool, arguments: args, ...(opts.meta ? { _meta: { ...opts.meta } } : {}) }, {
-        timeout: remaining,
-        maxTotalTimeout: remaining,
-        resetTimeoutOnProgress: false,
-        signal: local.controller.signal,
-        onprogress,
-      });
+      const params = { name: tool, arguments: args, ...(opts.meta ? { _meta: { ...opts.meta } } : {}) };
+      const options = { timeout: remaining, maxTotalTimeout: remaining, resetTimeoutOnProgress: false, signal: local.controller.signal, onprogress };
+      // 2026-07-28 over HTTP: callTool mirrors `x-mcp-header` arguments into headers and, on a
+      // header mismatch, re-lists and retries; elsewhere the lighter request path (same checks).
+      const answer = this.mirrorsHeaders
+        ? await this.client.callTool(params, options)
+        : await this.client.request({ method: 'tools/call', params }, CALL_TOOL_RESULT, options);
       if (!hasContent(answer)) throw new Error('tools/call result without content');
       result = answer;
     } catch (err) {

@@ -53,7 +53,10 @@ export function maskResult(result: ToolResult, secrets: SecretMatcher): ToolResu
 
 /** The whole result, before the cap: outputSchema checked, `pick` and `text` applied. */
 export function shapeResult(tool: CompiledTool, payload: UpstreamPayload): ToolResult {
-  if (payload.kind === 'result') return payload.result;
+  if (payload.kind === 'result') {
+    checkStructured(tool, payload.result);
+    return payload.result;
+  }
   if (payload.kind === 'text') {
     checkOutput(tool, payload.text);
     return { content: [{ type: 'text', text: payload.text }], isError: false };
@@ -65,6 +68,21 @@ export function shapeResult(tool: CompiledTool, payload: UpstreamPayload): ToolR
   const result: ToolResult = { content: [{ type: 'text', text }], isError: false };
   if (structured) result.structuredContent = structured;
   return result;
+}
+
+/**
+ * An MCP result against the tool's outputSchema (the server's own, imported, or the tool file's):
+ * its structuredContent must match, and a server that declares an object schema must send one, as
+ * the MCP spec says. Error results are not checked. (The 1.x SDK client did this check; the v2
+ * client does it only from a tools/list cache the pool never fills.)
+ */
+function checkStructured(tool: CompiledTool, result: ToolResult): void {
+  if (!tool.validateOutput || result.isError) return;
+  if (result.structuredContent !== undefined) return checkOutput(tool, result.structuredContent);
+  if (tool.outputSchema?.['type'] !== 'object') return; // 2026-07-28: a non-object value, kept out of structuredContent (the adapter)
+  throw new GatewayError('UPSTREAM_ERROR', `the response of '${tool.name}' has no structuredContent, which its outputSchema requires`, {
+    upstream: { transient: false, noEffect: false },
+  });
 }
 
 function checkOutput(tool: CompiledTool, data: unknown): void {

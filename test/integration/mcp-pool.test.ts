@@ -351,3 +351,31 @@ describe('server-filesystem over stdio', () => {
     expect(denied.message).toMatch(/denied|outside/i);
   });
 });
+
+// ---- results of the wrong shape ------------------------------------------------------------
+
+describe('a server whose tools/call results are malformed', () => {
+  const BAD = new URL('../fixtures/mcp/bad-result-server.mjs', import.meta.url).pathname;
+  let pool: McpPool;
+
+  beforeAll(async () => {
+    pool = new McpPool([{ kind: 'mcp-server', name: 'bad', transport: 'stdio', command: process.execPath, args: [BAD], prestart: true }]);
+    expect(await pool.start()).toEqual({ ready: ['bad'], failed: [] });
+  });
+
+  afterAll(async () => {
+    await pool.close();
+  });
+
+  // The pool's light request path keeps the SDK's result check: a result that is not a
+  // CallToolResult is a protocol error of that call, and the session keeps serving.
+  it.each(['bad_text', 'bad_content'])('rejects %s as a protocol error and keeps the session', async (tool) => {
+    const pid = pool.status('bad')!.pid;
+    const err = await catchError(pool.callTool('bad', tool, {}, { deadline: inMs(5000) }));
+    expect(err.kind).toBe('protocol');
+    expect(err.message).toMatch(/invalid result|tools\/call/i);
+    const ok = await pool.callTool('bad', 'good', {}, { deadline: inMs(5000) });
+    expect(text(ok)).toBe('fine');
+    expect(pool.status('bad')!.pid).toBe(pid);
+  });
+});
