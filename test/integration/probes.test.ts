@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Upstream, json } from '../helpers/upstream.js';
 import { startGateway, type TestGateway } from '../helpers/app.js';
-import { until, untilAsync } from '../helpers/wait.js';
+import { untilAsync } from '../helpers/wait.js';
 import { fileURLToPath } from 'node:url';
 
 const EVERYTHING = fileURLToPath(new URL('../../node_modules/@modelcontextprotocol/server-everything/dist/index.js', import.meta.url));
