@@ -1,0 +1,129 @@
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { echoTool, startGateway, type TestGateway } from '../helpers/app.js';
+import { untilAsync } from '../helpers/wait.js';
+
+// Hostile input against /mcp in 2026-07-28 and against the pool (red team, issue 22): each test
+// here failed on the code before its fix.
+
+const AGENT = 'red-agent-key-0001';
+const OTHER = 'red-other-key-0002';
+const ADMIN = 'red-admin-key-0003';
+const MODERN = '2026-07-28';
+const V = 'io.modelcontextprotocol/protocolVersion';
+const envelope = (caps: Record<string, unknown> = {}) => ({ [V]: MODERN, 'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' }, 'io.modelcontextprotocol/clientCapabilities': caps });
+const modernHeaders = (method: string, name?: string) => ({ 'mcp-protocol-version': MODERN, 'mcp-method': method, ...(name ? { 'mcp-name': name } : {}) });
+const fixture = (name: string) => fileURLToPath(new URL(`../fixtures/mcp/${name}`, import.meta.url));
+
+describe('2026-07-28 subscriptions/listen streams are bounded per key', () => {
+  let gw: TestGateway;
+  let base: string;
+  const opened: AbortController[] = [];
+
+  /** Opens one listen stream (raw fetch); resolves with its status and body once the headers came. */
+  const listen = async (key: string, id: number) => {
+    const ac = new AbortController();
+    opened.push(ac);
+    const res = await fetch(`${base}/mcp`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', authorization: `Bearer ${key}`, ...modernHeaders('subscriptions/listen') },
+      body: JSON.stringify({ jsonrpc: '2.0', id, method: 'subscriptions/listen', params: { _meta: envelope(), notifications: { toolsListChanged: true } } }),
+      signal: ac.signal,
+    });
+    return res;
+  };
+  /** Reads a stream in the background: its text so far, and whether it has ended. */
+  const tap = (res: Response) => {
+    const seen = { text: '', ended: false };
+    void (async () => {
+      const decoder = new TextDecoder();
+      try {
+        for await (const chunk of res.body!) seen.text += decoder.decode(chunk);
+      } catch {
+        // aborted by the test's clean-up
+      }
+      seen.ended = true;
+    })();
+    return seen;
+  };
+
+  beforeAll(async () => {
+    gw = await startGateway({
+      config: { auth: { keys: [{ id: 'agent-1', key: AGENT, roles: ['agent'] }, { id: 'agent-2', key: OTHER, roles: ['agent'] }] } },
+      tools: { 'echo.yaml': echoTool('debug.echo') },
+    });
+    base = await gw.app.listen({ port: 0, host: '127.0.0.1' });
+  });
+  afterAll(async () => {
+    for (const ac of opened) ac.abort();
+    await gw.close();
+  });
+
+  it('one key opening more than 32 ends its own oldest, and cannot fill the handler so another key is refused', async () => {
+    const first = await listen(AGENT, 0);
+    expect(first.status).toBe(200);
+    const rest: Response[] = [];
+    // Past the SDK's limit for the whole handler (1,024): one key must not exhaust it.
+    for (let i = 1; i <= 1024; i++) rest.push(await listen(AGENT, i));
+    expect(rest.every((r) => r.status === 200)).toBe(true);
+    // Another key still gets its stream.
+    const other = await listen(OTHER, 1);
+    expect(other.status).toBe(200);
+    expect(other.headers.get('content-type')).toContain('text/event-stream');
+    const theirs = tap(other);
+    await untilAsync(async () => theirs.text.includes('notifications/subscriptions/acknowledged'), 'the other key\'s stream acknowledged', 3000);
+    // The oldest stream was ended by the 33rd (gracefully: the body ends), the newest is still open.
+    const oldest = tap(first);
+    const newest = tap(rest.at(-1)!);
+    await untilAsync(async () => oldest.ended, 'the oldest stream ended', 3000);
+    expect(oldest.text).toContain('notifications/subscriptions/acknowledged');
+    // The streams still open hear a reload that changed the tools.
+    gw.writeTool('more.yaml', echoTool('debug.more'));
+    await gw.app.gw.reload();
+    await untilAsync(async () => newest.text.includes('notifications/tools/list_changed') && theirs.text.includes('notifications/tools/list_changed'), 'list_changed heard', 3000);
+    expect(newest.ended).toBe(false);
+  }, 60000);
+});
+
+describe('a hostile upstream MCP server cannot flood or steer lastError', () => {
+  let gw: TestGateway;
+  const SECRET = 'hunter2-upstream-token-77';
+  const view = async () => {
+    const res = await gw.app.inject({ method: 'GET', url: '/admin/mcp', headers: { authorization: `Bearer ${ADMIN}` } });
+    return res.json<{ servers: { name: string; state: string; lastError: string | null }[] }>().servers;
+  };
+
+  beforeAll(async () => {
+    const args = (extra: string[]) => ({ transport: 'stdio', command: process.execPath, args: [fixture('hostile-discover-server.mjs'), ...extra], env: { HOSTILE_TOKEN: '${env:HOSTILE_TOKEN}' } });
+    gw = await startGateway({
+      config: { auth: { keys: [{ id: 'ops', key: ADMIN, roles: ['admin'] }, { id: 'bot', key: AGENT, roles: ['agent'] }] } },
+      env: { HOSTILE_TOKEN: SECRET },
+      tools: {
+        'discover.yaml': { kind: 'mcp-server', name: 'discover', ...args([]), prestart: true },
+        'data.yaml': { kind: 'mcp-server', name: 'data', ...args(['--data']), prestart: true },
+        'data-call.yaml': { name: 'data.call', description: 'a tool of the hostile server', sideEffect: 'read', timeoutMs: 3000, backends: [{ id: 'mcp', mcp: { server: 'data', tool: 'echo' } }] },
+      },
+    });
+  }, 30000);
+  afterAll(() => gw.close());
+
+  it('thousands of long revisions with escapes and its own secret (server/discover, -32022 data): bounded, masked, no control characters', async () => {
+    await untilAsync(async () => (await view()).every((s) => s.state === 'failed'), 'both hostile servers failed', 15000);
+    for (const s of await view()) {
+      expect(s.lastError, s.name).toContain('no common protocol version');
+      expect(s.lastError!.length, s.name).toBeLessThanOrEqual(1300);
+      expect(s.lastError, s.name).not.toContain(SECRET);
+      expect(s.lastError, s.name).not.toMatch(/[\u0000-\u001f\u007f-\u009f]/);
+      expect(s.lastError, s.name).toMatch(/more\)/); // how many revisions were left out
+    }
+    // A caller's 503 carries the same words: bounded too.
+    const res = await gw.call('data.call', { text: 'x' }, { key: AGENT });
+    expect(res.statusCode).toBe(503);
+    expect(res.body.length).toBeLessThan(4000);
+    expect(res.body).not.toContain(SECRET);
+    expect(res.body).not.toContain('\\u001b');
+    const tool = await gw.app.inject({ method: 'GET', url: '/v1/tools/data.call', headers: { authorization: `Bearer ${AGENT}` } });
+    expect(tool.body.length).toBeLessThan(6000);
+    expect(tool.body).not.toContain(SECRET);
+  }, 30000);
+});
