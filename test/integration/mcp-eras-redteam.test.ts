@@ -1,3 +1,6 @@
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { echoTool, startGateway, type TestGateway } from '../helpers/app.js';
@@ -126,4 +129,37 @@ describe('a hostile upstream MCP server cannot flood or steer lastError', () => 
     expect(tool.body.length).toBeLessThan(6000);
     expect(tool.body).not.toContain(SECRET);
   }, 30000);
+});
+
+describe('an upstream flooding notifications/tools/list_changed', () => {
+  let gw: TestGateway;
+  let dir = '';
+  const listings = (name: string) => (existsSync(join(dir, name)) ? readFileSync(join(dir, name), 'utf8').split('\n').filter(Boolean).length : 0);
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'toolgate-flood-'));
+    const server = (name: string, extra: string[], more: Record<string, unknown> = {}) => ({
+      kind: 'mcp-server', name, transport: 'stdio', command: process.execPath, args: [fixture('flood-server.mjs'), ...extra], env: { COUNT: join(dir, name) }, prestart: true, ...more,
+    });
+    gw = await startGateway({
+      config: { auth: { keys: [{ id: 'bot', key: AGENT, roles: ['agent'] }] } },
+      tools: { 'same.yaml': server('same', []), 'flip.yaml': server('flip', ['--alternate'], { trustChanges: true }) },
+    });
+  }, 30000);
+  afterAll(() => gw.close());
+
+  it('is re-imported at most about twice a second, not in a tight loop (listings, generations, audit records)', async () => {
+    const before = { same: listings('same'), flip: listings('flip'), generation: gw.app.gw.registry.generation };
+    const changedBefore = (await gw.audit()).filter((r) => r['action'] === 'tool-changed').length;
+    for (const tool of ['same.echo', 'flip.echo']) expect((await gw.call(tool, { flood: true }, { key: AGENT })).statusCode).toBe(200);
+    await new Promise((r) => setTimeout(r, 2000));
+    // 2 s of a thousand notifications a second: one import at once, then one per 500 ms.
+    expect(listings('same') - before.same).toBeLessThanOrEqual(7);
+    expect(listings('flip') - before.flip).toBeLessThanOrEqual(7);
+    expect(listings('flip') - before.flip).toBeGreaterThanOrEqual(2); // still re-imported: a change is not lost
+    expect(gw.app.gw.registry.generation - before.generation).toBeLessThanOrEqual(8);
+    const changed = (await gw.audit()).filter((r) => r['action'] === 'tool-changed').length - changedBefore;
+    expect(changed).toBeLessThanOrEqual(8);
+    expect((await gw.call('same.echo', {}, { key: AGENT })).statusCode).toBe(200);
+  }, 20000);
 });
