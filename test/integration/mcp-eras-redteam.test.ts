@@ -163,3 +163,50 @@ describe('an upstream flooding notifications/tools/list_changed', () => {
     expect((await gw.call('same.echo', {}, { key: AGENT })).statusCode).toBe(200);
   }, 20000);
 });
+
+describe('2026-07-28 approval through the input request: hostile answers', () => {
+  let gw: TestGateway;
+  let base: string;
+  const post = async (body: unknown, headers: Record<string, string>) => {
+    const res = await fetch(`${base}/mcp`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', authorization: `Bearer ${AGENT}`, ...headers },
+      body: JSON.stringify(body),
+      signal: AbortSignal.timeout(5000),
+    });
+    expect(res.status).toBe(200);
+    return (await res.json()) as { result?: Record<string, unknown>; error?: { code: number } };
+  };
+  const caps = { elicitation: { form: {} } };
+  const gated = async (): Promise<string> => {
+    const first = await post({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'files.delete', arguments: { path: '/x' }, _meta: envelope(caps) } }, modernHeaders('tools/call', 'files.delete'));
+    expect(first.result).toMatchObject({ resultType: 'input_required' });
+    return first.result?.['requestState'] as string;
+  };
+  const answer = (state: string, approve: unknown) =>
+    post({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'files.delete', arguments: { path: '/x' }, requestState: state, inputResponses: { approve: { action: 'accept', ...(approve === undefined ? {} : { content: { approve } }) } }, _meta: envelope(caps) } }, modernHeaders('tools/call', 'files.delete'));
+
+  beforeAll(async () => {
+    gw = await startGateway({
+      config: { auth: { keys: [{ id: 'agent-1', key: AGENT, roles: ['agent'] }] }, mcp: { elicitApproval: { tools: ['files.*'] } } },
+      tools: { 'delete.yaml': { ...echoTool('files.delete'), sideEffect: 'destructive' } },
+    });
+    base = await gw.app.listen({ port: 0, host: '127.0.0.1' });
+  });
+  afterAll(() => gw.close());
+
+  it('an accepted form whose box is not a boolean ("true", 1, none) is asked again, not taken for a decline; the call stays pending', async () => {
+    const state = await gated();
+    const id = state.replace(/^tg1\./, '');
+    for (const approve of ['true', 1, 'yes', undefined]) {
+      const again = await answer(state, approve);
+      expect(again.result, JSON.stringify(approve)).toMatchObject({ resultType: 'input_required', requestState: state });
+      expect((await gw.app.gw.confirmations.get(id))?.status).toBe('pending');
+    }
+    // The proper answer then decides it, and the call runs once.
+    expect((await answer(state, true)).result).toMatchObject({ resultType: 'complete', isError: false });
+    expect((await gw.app.gw.confirmations.get(id))?.status).toBe('approved');
+    const runs = (await gw.audit()).filter((r) => r['event'] === 'call' && r['outcome'] === 'ok' && r['confirmationId'] === id);
+    expect(runs).toHaveLength(1);
+  });
+});
