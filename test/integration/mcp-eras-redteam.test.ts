@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { echoTool, startGateway, type TestGateway } from '../helpers/app.js';
+import { parseExposition, sampleValue } from '../helpers/metrics.js';
 import { untilAsync } from '../helpers/wait.js';
 
 // Hostile input against /mcp in 2026-07-28 and against the pool (red team, issue 22): each test
@@ -208,5 +209,29 @@ describe('2026-07-28 approval through the input request: hostile answers', () =>
     expect((await gw.app.gw.confirmations.get(id))?.status).toBe('approved');
     const runs = (await gw.audit()).filter((r) => r['event'] === 'call' && r['outcome'] === 'ok' && r['confirmationId'] === id);
     expect(runs).toHaveLength(1);
+  });
+});
+
+describe('toolgate_mcp_protocol_errors_total says why', () => {
+  let gw: TestGateway;
+  let base: string;
+  beforeAll(async () => {
+    gw = await startGateway({ config: { auth: { keys: [{ id: 'agent-1', key: AGENT, roles: ['agent'] }] } }, tools: { 'echo.yaml': echoTool('debug.echo') } });
+    base = await gw.app.listen({ port: 0, host: '127.0.0.1' });
+  });
+  afterAll(() => gw.close());
+
+  it('a 2026-07-28 request for a method /mcp does not serve (404 -32601) is method_not_found, not a missing session', async () => {
+    const count = async (reason: string) => sampleValue(parseExposition((await gw.app.gw.metrics.exposition()).text), 'toolgate_mcp_protocol_errors_total', { reason }) ?? 0;
+    const before = { missing: await count('session_not_found'), method: await count('method_not_found') };
+    const res = await fetch(`${base}/mcp`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', authorization: `Bearer ${AGENT}`, ...modernHeaders('resources/list') },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'resources/list', params: { _meta: envelope() } }),
+    });
+    expect(res.status).toBe(404);
+    expect(((await res.json()) as { error: { code: number } }).error.code).toBe(-32601);
+    expect(await count('session_not_found')).toBe(before.missing);
+    expect(await count('method_not_found')).toBe(before.method + 1);
   });
 });
