@@ -4,7 +4,7 @@ import type { Gateway, ReloadResult } from '../gateway.js';
 import { requireCaller } from '../plugins/auth.js';
 import { errorResponses } from '../routes/schemas.js';
 import { jsonRpcError, toWebRequest, withOpeningComment } from './http.js';
-import { SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/server';
+import { isJsonContentType, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/server';
 import { buildMcpServer, declaresForm } from './server.js';
 import { McpSessions } from './sessions.js';
 import { answerFastCall, asFastCall, cancelFastCall } from './fast-call.js';
@@ -66,8 +66,9 @@ function tooDeepMessage(msg: unknown): boolean {
   return !isCall && nestsDeeperThan(msg, MAX_NESTING);
 }
 
+/** JSON as the SDK judges it (the media type's essence): a body the fast paths take is one the SDK would take too. */
 function isJsonContent(type: string | undefined): boolean {
-  return type !== undefined && type.toLowerCase().includes('application/json');
+  return type !== undefined && isJsonContentType(type);
 }
 
 /**

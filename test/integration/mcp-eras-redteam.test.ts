@@ -235,3 +235,29 @@ describe('toolgate_mcp_protocol_errors_total says why', () => {
     expect(await count('method_not_found')).toBe(before.method + 1);
   });
 });
+
+describe('the JSON fast paths take only what the SDK takes as JSON', () => {
+  let gw: TestGateway;
+  let base: string;
+  beforeAll(async () => {
+    gw = await startGateway({ config: { auth: { keys: [{ id: 'agent-1', key: AGENT, roles: ['agent'] }] } }, tools: { 'echo.yaml': echoTool('debug.echo') } });
+    base = await gw.app.listen({ port: 0, host: '127.0.0.1' });
+  });
+  afterAll(() => gw.close());
+
+  it('a tools/call sent as text/plain (naming application/json in a parameter) is 415 in both eras and runs nothing', async () => {
+    const { rawMcpSession } = await import('../helpers/mcp-raw.js');
+    const { session } = await rawMcpSession(base, AGENT);
+    const call = (text: string, _meta?: Record<string, unknown>) => JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'debug.echo', arguments: { text }, ...(_meta ? { _meta } : {}) } });
+    const send = (body: string, headers: Record<string, string>) =>
+      fetch(`${base}/mcp`, { method: 'POST', headers: { 'content-type': 'text/plain; x="application/json"', accept: 'application/json, text/event-stream', authorization: `Bearer ${AGENT}`, ...headers }, body, signal: AbortSignal.timeout(5000) });
+    const modern = await send(call('plain-modern', envelope()), modernHeaders('tools/call', 'debug.echo'));
+    expect(modern.status).toBe(415);
+    await modern.text();
+    const legacy = await send(call('plain-legacy'), { 'mcp-session-id': session, 'mcp-protocol-version': '2025-06-18' });
+    expect(legacy.status).toBe(415);
+    await legacy.text();
+    const ran = (await gw.audit()).filter((r) => r['tool'] === 'debug.echo' && JSON.stringify(r['args']).includes('plain-'));
+    expect(ran).toHaveLength(0);
+  });
+});
