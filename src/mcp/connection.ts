@@ -244,7 +244,10 @@ export class McpConnection {
   private onLost(session: McpSession, reason: string): void {
     if (session !== this.session || this.state === 'closed') return;
     this.session = undefined;
-    if (session.staleVerdict) this.verdict = undefined;
+    // A Modern verdict that fails the 2025 way is probed again, unless it was just probed and never
+    // borne out: then the server's server/discover claims what it does not speak (a re-probe would
+    // say the same, in a loop), so the next connect tries initialize.
+    if (session.staleVerdict) this.verdict = session.probed && !session.answered ? { kind: 'legacy' } : undefined;
     this.lastError = lastErrorWords(reason, this.options.secrets);
     // Make sure the group is gone (crash) and let close() wait for it.
     const retired = session.close().finally(() => this.retiring.delete(retired));

@@ -53,6 +53,10 @@ export class McpSession {
   private pinging = false;
   /** The remembered Modern verdict proved stale (the server now wants initialize): probe again. */
   staleVerdict = false;
+  /** The era was agreed by probing `server/discover` on this connect (no remembered verdict). */
+  probed = false;
+  /** A request of this session was answered (its era borne out at least once). */
+  answered = false;
   private subscription: McpSubscription | undefined;
   private listens = 0;
   private relistenTimer: NodeJS.Timeout | undefined;
@@ -80,6 +84,7 @@ export class McpSession {
       versionNegotiation: { mode: 'auto', probe: { timeoutMs: probeTimeoutMs } },
     });
     const session = new McpSession(spec.name, client, transport, hooks, options);
+    session.probed = prior === undefined;
     client.onclose = () => session.handleClosed();
     client.onerror = (err) => {
       session.lastTransportError = err.message;
@@ -189,6 +194,7 @@ export class McpSession {
       });
       if (!hasContent(answer)) throw new Error('tools/call result without content');
       result = answer;
+      this.answered = true;
     } catch (err) {
       throw this.failure(err, tool, local.controller.signal);
     } finally {
@@ -222,6 +228,7 @@ export class McpSession {
         const result = await this.client.listTools(cursor === undefined ? {} : { cursor }, { timeout: remaining, cacheMode: 'bypass', ...(signal ? { signal } : {}) });
         tools.push(...result.tools);
         cursor = result.nextCursor;
+        this.answered = true;
       } catch (err) {
         throw this.failure(err, undefined, signal);
       }

@@ -261,3 +261,26 @@ describe('the JSON fast paths take only what the SDK takes as JSON', () => {
     expect(ran).toHaveLength(0);
   });
 });
+
+describe('an upstream whose server/discover offers 2026-07-28 but that answers as a 2025 server', () => {
+  let gw: TestGateway;
+  let dir = '';
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'toolgate-liar-'));
+    gw = await startGateway({
+      config: { auth: { keys: [{ id: 'ops', key: ADMIN, roles: ['admin'] }, { id: 'bot', key: AGENT, roles: ['agent'] }] } },
+      tools: { 'liar.yaml': { kind: 'mcp-server', name: 'liar', transport: 'stdio', command: process.execPath, args: [fixture('liar-server.mjs'), '--mode', 'claims'], env: { LOG: join(dir, 'liar.log') } } },
+    });
+  }, 30000);
+  afterAll(() => gw.close());
+
+  it('is connected with initialize after its first Modern answer fails, instead of being probed and dropped in a loop', async () => {
+    const view = async () => (await gw.app.inject({ method: 'GET', url: '/admin/mcp', headers: { authorization: `Bearer ${ADMIN}` } })).json<{ servers: { state: string; protocolVersion: string | null; restarts: number }[] }>().servers[0]!;
+    await untilAsync(async () => (await view()).state === 'up' && (await view()).protocolVersion === '2025-11-25', 'liar up at 2025-11-25', 5000);
+    expect((await view()).restarts).toBeLessThanOrEqual(1);
+    const methods = readFileSync(join(dir, 'liar.log'), 'utf8').split('\n').filter(Boolean);
+    expect(methods.filter((m) => m === 'server/discover')).toHaveLength(1);
+    expect(methods).toContain('initialize');
+    await untilAsync(async () => (await gw.call('liar.echo', {}, { key: AGENT })).statusCode === 200, 'liar.echo callable', 5000);
+  });
+});
