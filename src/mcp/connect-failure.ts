@@ -42,6 +42,8 @@ export interface ChildFacts {
 /** What the wire showed of the server's revisions (a `server/discover` answer). */
 export interface WireFacts {
   discoveredVersions?: readonly string[] | undefined;
+  /** The transport's last error meanwhile (a stream cut for its size, say): why an answer never came. */
+  lastTransportError?: string | undefined;
 }
 
 /** A failed connect + initialize, in words; `cannotSucceed` when retrying soon is pointless. */
@@ -96,7 +98,7 @@ function describeFailure(err: unknown, child: ChildFacts | undefined, secrets: R
   const exit = child?.exit;
   if (exit?.signal) parts.push(`server process killed by ${exit.signal} before initialize completed`);
   else if (typeof exit?.code === 'number') parts.push(`server process exited with code ${exit.code} before initialize completed`);
-  else if (err instanceof SdkError && err.code === SdkErrorCode.RequestTimeout) parts.push('no answer to initialize in time');
+  else if (err instanceof SdkError && err.code === SdkErrorCode.RequestTimeout) parts.push(`no answer to initialize in time${wire.lastTransportError ? ` (last transport error: ${mask(wire.lastTransportError)})` : ''}`);
   else parts.push(`connect failed: ${mask(describeError(cause))}`);
   const tail = child ? stderrLines(mask(child.stderrTail)) : '';
   if (tail) parts.push(`stderr: ${tail}`);

@@ -102,7 +102,8 @@ export class McpSession {
       const child = inner instanceof ProcessGroupStdioTransport ? inner : undefined;
       // 'exit' may come before the last stderr bytes: they are usually the reason.
       if (child) await child.stderrEnded(300);
-      throw describeConnectFailure(err, child && { exit: child.exit, stderrTail: child.stderrTail }, options.secrets, transport);
+      const wire = { discoveredVersions: transport.discoveredVersions, lastTransportError: session.lastTransportError };
+      throw describeConnectFailure(err, child && { exit: child.exit, stderrTail: child.stderrTail }, options.secrets, wire);
     }
     transport.markSendErrors = true;
     if (session.era === 'modern') {

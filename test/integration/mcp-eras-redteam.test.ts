@@ -1,4 +1,5 @@
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -283,4 +284,93 @@ describe('an upstream whose server/discover offers 2026-07-28 but that answers a
     expect(methods).toContain('initialize');
     await untilAsync(async () => (await gw.call('liar.echo', {}, { key: AGENT })).statusCode === 200, 'liar.echo callable', 5000);
   });
+});
+
+describe('an HTTP MCP upstream answering with an endless message', () => {
+  let gw: TestGateway;
+  const servers: Server[] = [];
+  /** The most one answer carried before the gateway stopped reading it. */
+  let most = 0;
+  const CAP = 300 * 1024 * 1024; // what the test server sends at most in all (the old code held all of it)
+  let total = 0;
+
+  /** A server answering every POST with `head` and then `chunk` until the client stops reading (or CAP). */
+  async function serve(type: string, head: string, chunk: Buffer, counts: boolean): Promise<number> {
+    const srv = createServer((req, res) => {
+      req.resume();
+      if (req.method !== 'POST') return void res.writeHead(405).end();
+      res.writeHead(200, { 'content-type': type });
+      res.write(head);
+      let mine = 0;
+      const pump = () => {
+        while (total < CAP && !res.destroyed) {
+          total += chunk.length;
+          mine += chunk.length;
+          if (counts) most = Math.max(most, mine);
+          if (!res.write(chunk)) return void res.once('drain', pump);
+        }
+        res.end();
+      };
+      pump();
+    });
+    servers.push(srv);
+    await new Promise<void>((resolve) => srv.listen(0, '127.0.0.1', resolve));
+    return (srv.address() as { port: number }).port;
+  }
+
+  beforeAll(async () => {
+    const json = await serve('application/json', '{"jsonrpc":"2.0","id":0,"result":{"x":"', Buffer.alloc(1 << 20, 0x61), true);
+    gw = await startGateway({
+      config: { auth: { keys: [{ id: 'ops', key: ADMIN, roles: ['admin'] }] } },
+      tools: { 'json.yaml': { kind: 'mcp-server', name: 'json', transport: 'streamable-http', url: `http://127.0.0.1:${json}/mcp` } },
+    });
+  }, 60000);
+  afterAll(async () => {
+    await gw.close();
+    for (const srv of servers) {
+      srv.closeAllConnections();
+      srv.close();
+    }
+  });
+
+  it('a JSON answer is cut at 10 MiB, saying so, instead of held in memory whole', async () => {
+    const view = async () => (await gw.app.inject({ method: 'GET', url: '/admin/mcp', headers: { authorization: `Bearer ${ADMIN}` } })).json<{ servers: { lastError: string | null }[] }>().servers[0]!;
+    await untilAsync(async () => /larger than 10485760 bytes/.test((await view()).lastError ?? ''), 'the too large message named', 10000);
+    // The gateway stopped reading soon after the bound (socket buffers aside), on every try.
+    expect(most).toBeLessThan(40 * 1024 * 1024);
+  });
+
+  it('an SSE stream is bounded per event: a long stream of small events passes, one endless event is cut', async () => {
+    const { boundedFetch } = await import('../../src/mcp/bounded-fetch.js');
+    // 64 events of 1 MiB each (64 MiB in all, CR LF line ends), then the stream ends.
+    const event = Buffer.from(`event: message\r\ndata: ${'b'.repeat((1 << 20) - 40)}\r\n\r\n`);
+    let events = 0;
+    const many = createServer((req, res) => {
+      req.resume();
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      const pump = () => {
+        while (events < 64) {
+          events++;
+          if (!res.write(event)) return void res.once('drain', pump);
+        }
+        res.end();
+      };
+      pump();
+    });
+    servers.push(many);
+    await new Promise<void>((resolve) => many.listen(0, '127.0.0.1', resolve));
+    const manyRes = await boundedFetch()(`http://127.0.0.1:${(many.address() as { port: number }).port}/`, { method: 'POST' });
+    let bytes = 0;
+    for await (const chunk of manyRes.body!) bytes += (chunk as Uint8Array).length;
+    expect(bytes).toBe(64 * event.length);
+
+    most = 0;
+    const endless = await serve('text/event-stream', 'event: message\ndata: ', Buffer.alloc(1 << 20, 0x63), true);
+    const res = await boundedFetch()(`http://127.0.0.1:${endless}/`, { method: 'POST' });
+    const read = (async () => {
+      for await (const chunk of res.body!) void chunk;
+    })();
+    await expect(read).rejects.toThrow(/larger than 10485760 bytes/);
+    expect(most).toBeLessThan(40 * 1024 * 1024);
+  }, 30000);
 });
