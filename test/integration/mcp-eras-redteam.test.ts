@@ -374,3 +374,34 @@ describe('an HTTP MCP upstream answering with an endless message', () => {
     expect(most).toBeLessThan(40 * 1024 * 1024);
   }, 30000);
 });
+
+describe('an upstream answering tools/call with a JSON-RPC error of megabytes', () => {
+  let gw: TestGateway;
+  let base: string;
+  const SECRET = 'hunter2-big-error-secret';
+  beforeAll(async () => {
+    gw = await startGateway({
+      config: { auth: { keys: [{ id: 'bot', key: AGENT, roles: ['agent'] }] } },
+      env: { HOSTILE_TOKEN: SECRET },
+      tools: { 'big.yaml': { kind: 'mcp-server', name: 'big', transport: 'stdio', command: process.execPath, args: [fixture('liar-server.mjs'), '--mode', 'bigerror'], env: { HOSTILE_TOKEN: '${env:HOSTILE_TOKEN}' }, prestart: true } },
+    });
+    base = await gw.app.listen({ port: 0, host: '127.0.0.1' });
+  }, 30000);
+  afterAll(() => gw.close());
+
+  it("is cut like a tool's error text (REST body, /mcp result), masked, not passed on whole", async () => {
+    const res = await gw.call('big.echo', {}, { key: AGENT });
+    expect(res.statusCode).toBe(502);
+    expect(res.body.length).toBeLessThan(20_000);
+    expect(res.body).not.toContain(SECRET);
+    const mcp = await fetch(`${base}/mcp`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', authorization: `Bearer ${AGENT}`, ...modernHeaders('tools/call', 'big.echo') },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'big.echo', arguments: {}, _meta: envelope() } }),
+    });
+    const text = await mcp.text();
+    expect(text.length).toBeLessThan(20_000);
+    expect(text).toContain('UPSTREAM_ERROR');
+    expect(text).not.toContain(SECRET);
+  });
+});
