@@ -173,7 +173,7 @@ export async function mcpServerRoutes(app: FastifyInstance, opts: { gw: Gateway 
       return answerFastCall(deps, call, req, reply, { modern: gate, encode: modernResult });
     }
     const response = await modern.fetch(webRequest(), req.caller, parsed?.value);
-    if (isListen(parsed?.value) && response.status === 200 && response.body) {
+    if (isListen(parsed?.value) && response.status === 200 && response.headers.get('content-type')?.startsWith('text/event-stream')) {
       // An open listen stream: counted against its key until it closes, the oldest ended past the limit.
       const closed = listens.add(req.caller.id, end);
       reply.raw.once('close', closed);
