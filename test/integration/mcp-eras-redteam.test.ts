@@ -1,5 +1,6 @@
 import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -404,4 +405,48 @@ describe('an upstream answering tools/call with a JSON-RPC error of megabytes', 
     expect(text).toContain('UPSTREAM_ERROR');
     expect(text).not.toContain(SECRET);
   });
+});
+
+describe('/sse: a client that posts calls and never reads its stream', () => {
+  let gw: TestGateway;
+  let base: string;
+  beforeAll(async () => {
+    gw = await startGateway({
+      config: { auth: { keys: [{ id: 'agent-1', key: AGENT, roles: ['agent'] }] }, server: { bodyLimitBytes: 2_000_000 } },
+      tools: { 'echo.yaml': echoTool('debug.echo', { result: { maxBytes: 5_000_000 } }) },
+    });
+    base = await gw.app.listen({ port: 0, host: '127.0.0.1' });
+  });
+  afterAll(() => gw.close());
+
+  it('has its stream ended once 16 MiB of answers wait unread (then 404), instead of the gateway holding them all', async () => {
+    const port = Number(new URL(base).port);
+    const sock = connect(port, '127.0.0.1');
+    let head = '';
+    sock.write(`GET /sse HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nAuthorization: Bearer ${AGENT}\r\nAccept: text/event-stream\r\n\r\n`);
+    // Read until the endpoint event, then never again (the socket's buffer fills, then the kernel's).
+    while (!head.includes('sessionId=')) {
+      await new Promise((resolve) => sock.once('readable', resolve));
+      for (let c = sock.read() as Buffer | null; c !== null; c = sock.read() as Buffer | null) head += c.toString();
+    }
+    const sid = /sessionId=([A-Za-z0-9_-]+)/.exec(head)![1];
+    const text = 'z'.repeat(900_000);
+    let refusedAt = -1;
+    // 100 answers of about 1.8 MB each (distinct arguments: no loop detection), 180 MB in all.
+    for (let i = 0; i < 100 && refusedAt < 0; i++) {
+      const res = await fetch(`${base}/messages?sessionId=${sid}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${AGENT}` },
+        body: JSON.stringify({ jsonrpc: '2.0', id: i, method: 'tools/call', params: { name: 'debug.echo', arguments: { text: `${text}${i}` } } }),
+      });
+      await res.text();
+      if (res.status === 404) refusedAt = i;
+      else expect(res.status).toBe(202);
+      await new Promise((resolve) => setTimeout(resolve, 5)); // let the call answer
+    }
+    sock.destroy();
+    // Ended after some 16 MiB (plus the kernel's buffers), long before all 100.
+    expect(refusedAt).toBeGreaterThan(0);
+    expect(refusedAt).toBeLessThan(50);
+  }, 60000);
 });
