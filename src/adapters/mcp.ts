@@ -86,12 +86,15 @@ function toGatewayError(err: McpPoolError, cancel: Cancel, secrets: ReadonlySet<
         cause: err,
       });
     }
-    case 'protocol':
-      return new GatewayError('UPSTREAM_ERROR', `${where} failed: ${err.message}`, {
-        details: [{ message: err.message, server, ...(err.details.mcpCode !== undefined ? { mcpCode: err.details.mcpCode } : {}) }],
+    case 'protocol': {
+      // A JSON-RPC error's text is the server's too: masked and cut like a tool's error text.
+      const message = secretMatcher(secrets ?? NO_SECRETS).cut(err.message, TOOL_ERROR_TEXT_MAX);
+      return new GatewayError('UPSTREAM_ERROR', `${where} failed: ${message}`, {
+        details: [{ message, server, ...(err.details.mcpCode !== undefined ? { mcpCode: err.details.mcpCode } : {}) }],
         upstream: { transient: false, noEffect: false },
         cause: err,
       });
+    }
   }
 }
 

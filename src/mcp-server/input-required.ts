@@ -68,6 +68,9 @@ export async function resumeModern(g: ModernGate, ctx: ServerContext, tool: stri
   }
   const answer = inputResponse(ctx.mcpReq.inputResponses, KEY);
   if (answer.kind === 'missing') return ask(conf.id, conf.tool, conf.summary); // asked again: nothing was answered
+  // An accepted form whose box is not a boolean does not match the form: asked again, as the SDK
+  // advises (a 2025 client's such answer is refused by the SDK and leaves the call pending too).
+  if (answer.kind === 'elicit' && answer.action === 'accept' && typeof answer.content?.[KEY] !== 'boolean') return ask(conf.id, conf.tool, conf.summary);
   const approve = answer.kind === 'elicit' && answer.action === 'accept' && answer.content?.[KEY] === true;
   if (gw.draining && approve) return pendingResult({ status: 'pending_confirmation', tool: conf.tool, callId: conf.callId, confirmation: { id: conf.id, expiresAt: conf.expiresAt, summary: conf.summary } });
   try {

@@ -14,6 +14,13 @@ import type { ProtocolErrorReason } from './protocol-errors.js';
 export const SSE_PATH = '/sse';
 export const MESSAGES_PATH = '/messages';
 const KEEPALIVE_MS = 25_000;
+/**
+ * Answers written to a stream and not yet taken by its client (held in the gateway's memory past
+ * the socket's buffers). Beyond this the stream is ended as if the client had closed it: its
+ * calls are cancelled and the client must open a new one. Without it, a client posting calls and
+ * never reading its stream made the gateway hold every result.
+ */
+export const MAX_UNREAD_BYTES = 16 * 1024 * 1024;
 
 interface SseSession {
   readonly transport: SSEServerTransport;
@@ -77,6 +84,11 @@ export class LegacySse {
       for (const slot of session.calls.values()) slot.cancel(new GatewayError('UNAVAILABLE', 'the MCP client closed its stream; the call was cancelled'));
       void server.close().catch(() => undefined);
     });
+    const send = transport.send.bind(transport);
+    transport.send = async (message) => {
+      await send(message);
+      if (reply.raw.writableLength > MAX_UNREAD_BYTES) reply.raw.destroy();
+    };
     await server.connect(transport); // writes the head and the `endpoint` event
   }
 

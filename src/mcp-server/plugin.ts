@@ -4,11 +4,12 @@ import type { Gateway, ReloadResult } from '../gateway.js';
 import { requireCaller } from '../plugins/auth.js';
 import { errorResponses } from '../routes/schemas.js';
 import { jsonRpcError, toWebRequest, withOpeningComment } from './http.js';
-import { SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/server';
+import { isJsonContentType, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/server';
 import { buildMcpServer, declaresForm } from './server.js';
 import { McpSessions } from './sessions.js';
 import { answerFastCall, asFastCall, cancelFastCall } from './fast-call.js';
 import { LegacySse } from './legacy-sse.js';
+import { ListenStreams } from './listen-streams.js';
 import { MAX_NESTING, nestsDeeperThan } from '../util/depth.js';
 import { isLegacy, opensSession } from './era.js';
 import { ModernMcp, MODERN_REVISION } from './modern.js';
@@ -39,14 +40,16 @@ function parseBody(req: FastifyRequest): Parsed | undefined {
   }
 }
 
-/** Aborts when the response closes before it was sent in full (the client hung up). */
-function clientGone(reply: FastifyReply): AbortSignal {
+/** Aborts when the response closes before it was sent in full (the client hung up); the gateway may abort it too (ending a listen stream). */
+function clientGone(reply: FastifyReply): AbortController {
   const ac = new AbortController();
   reply.raw.once('close', () => {
     if (!reply.raw.writableFinished) ac.abort();
   });
-  return ac.signal;
+  return ac;
 }
+
+const isListen = (msg: unknown): boolean => msg !== null && typeof msg === 'object' && (msg as Record<string, unknown>)['method'] === 'subscriptions/listen';
 
 /**
  * A message the MCP SDK would overflow its stack reading (its schemas recurse into results and
@@ -63,8 +66,9 @@ function tooDeepMessage(msg: unknown): boolean {
   return !isCall && nestsDeeperThan(msg, MAX_NESTING);
 }
 
+/** JSON as the SDK judges it (the media type's essence): a body the fast paths take is one the SDK would take too. */
 function isJsonContent(type: string | undefined): boolean {
-  return type !== undefined && type.toLowerCase().includes('application/json');
+  return type !== undefined && isJsonContentType(type);
 }
 
 /**
@@ -96,6 +100,7 @@ export async function mcpServerRoutes(app: FastifyInstance, opts: { gw: Gateway 
 
   // 2026-07-28 requests: stateless, any replica.
   const modern = new ModernMcp(deps, (e) => app.log.debug({ err: e }, 'MCP request refused or failed in the SDK'));
+  const listens = new ListenStreams(LIMITS.perCaller);
 
   const onReload = (r: ReloadResult) => {
     if (r.added.length + r.changed.length + r.removed.length === 0) return;
@@ -157,7 +162,7 @@ export async function mcpServerRoutes(app: FastifyInstance, opts: { gw: Gateway 
   };
 
   /** A 2026-07-28 message: no session; the SDK's strict handler validates the envelope and answers. */
-  const handleModern = async (req: FastifyRequest, reply: FastifyReply, parsed: Parsed | undefined, webRequest: () => Request) => {
+  const handleModern = async (req: FastifyRequest, reply: FastifyReply, parsed: Parsed | undefined, webRequest: () => Request, end: () => void) => {
     if (req.headers['mcp-session-id'] !== undefined) {
       return refuse(reply, 'session_on_modern', 400, -32600, `Bad Request: protocol revision ${MODERN_REVISION} has no sessions; send no Mcp-Session-Id header`);
     }
@@ -167,17 +172,24 @@ export async function mcpServerRoutes(app: FastifyInstance, opts: { gw: Gateway 
       const gate: ModernGate = { deps, caller: req.caller, requestId: req.id, canAsk: declaresForm(envelopeCapabilities(parsed?.value)) };
       return answerFastCall(deps, call, req, reply, { modern: gate, encode: modernResult });
     }
-    return answer(reply, req, await modern.fetch(webRequest(), req.caller, parsed?.value));
+    const response = await modern.fetch(webRequest(), req.caller, parsed?.value);
+    if (isListen(parsed?.value) && response.status === 200 && response.headers.get('content-type')?.startsWith('text/event-stream')) {
+      // An open listen stream: counted against its key until it closes, the oldest ended past the limit.
+      const closed = listens.add(req.caller.id, end);
+      reply.raw.once('close', closed);
+    }
+    return answer(reply, req, response);
   };
 
   const handle = async (req: FastifyRequest, reply: FastifyReply) => {
     const parsed = parseBody(req);
     if (parsed && tooDeep(parsed.value)) return refuse(reply, 'too_deep', 400, -32600, `Invalid Request: the message nests deeper than ${MAX_NESTING} levels`);
     let web: Request | undefined;
+    let gone: AbortController | undefined;
     // The SDK's per-request handler ends an exchange (a call, a listen stream) when this aborts: the client went away.
-    const webRequest = () => (web ??= toWebRequest(req, parsed === undefined, clientGone(reply)));
+    const webRequest = () => (web ??= toWebRequest(req, parsed === undefined, (gone = clientGone(reply)).signal));
     if (await isLegacy(req, parsed, webRequest)) return handleLegacy(req, reply, parsed);
-    return handleModern(req, reply, parsed, webRequest);
+    return handleModern(req, reply, parsed, webRequest, () => gone?.abort());
   };
 
   app.route({

@@ -11,6 +11,7 @@ export const PROTOCOL_ERROR_REASONS = [
   'session_required',
   'session_not_found',
   'session_on_modern',
+  'method_not_found',
   'method_not_allowed',
   'media_type',
   'too_large',
@@ -23,6 +24,8 @@ const KNOWN_REVISIONS = ['2026-07-28', '2025-11-25', '2025-06-18', '2025-03-26',
 
 /** The reason a JSON-RPC error answer stands for, from its HTTP status, code and message. */
 export function reasonOf(status: number, code: number | undefined, message: string): ProtocolErrorReason {
+  // The SDK answers an unknown method of a Modern request with 404 too: not a missing session.
+  if (code === -32601) return 'method_not_found';
   if (status === 404) return 'session_not_found';
   if (status === 405) return 'method_not_allowed';
   if (status === 406 || status === 415) return 'media_type';

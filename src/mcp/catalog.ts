@@ -37,7 +37,16 @@ interface ServerState {
   /** Its tools are in a generation built since the last import. */
   served: boolean;
   memo: { key: string; result: ImportResult } | undefined;
+  /** When its last `tools/list` began (imports are spaced by REIMPORT_SPACING_MS). */
+  listedAt: number | undefined;
 }
+
+/**
+ * The least time between two imports of one server. Notifications that come meanwhile make one
+ * import after it: a server flooding `list_changed` (and changing its list each time) costs a
+ * listing, a generation and its audit records twice a second, not as fast as it can answer.
+ */
+const REIMPORT_SPACING_MS = 500;
 
 /**
  * The MCP side of the registry: keeps the pool's servers in step with the files of each
@@ -129,7 +138,7 @@ export class McpCatalog {
       const name = entry.spec.name;
       const s = this.servers.get(name);
       if (!s) {
-        this.servers.set(name, { entry, pins: new PinBook(), listing: undefined, importing: undefined, again: false, removed: false, served: false, memo: undefined });
+        this.servers.set(name, { entry, pins: new PinBook(), listing: undefined, importing: undefined, again: false, removed: false, served: false, memo: undefined, listedAt: undefined });
         this.track(this.deps.pool.updateServer(entry.spec));
       } else {
         const changed = s.entry.hash !== entry.hash;
@@ -166,6 +175,10 @@ export class McpCatalog {
     const name = s.entry.spec.name;
     do {
       s.again = false;
+      const wait = s.listedAt === undefined ? 0 : s.listedAt + REIMPORT_SPACING_MS - Date.now();
+      if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+      if (s.removed || this.closed) return;
+      s.listedAt = Date.now();
       let tools: Tool[];
       try {
         tools = await this.list(name);

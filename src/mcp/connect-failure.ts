@@ -16,6 +16,22 @@ export const POOL_PROTOCOL_VERSIONS: readonly string[] = [...MODERN_PROTOCOL_VER
 const STDERR_LINES = 5;
 const STDERR_CHARS = 800;
 const BODY_CHARS = 200;
+/** A lastError is shown in /admin/mcp, every 503 of the server's tools and GET /v1/tools/{name}: bounded. */
+const LAST_ERROR_CHARS = 1200;
+/** Revisions a server claims are named up to this many, each cut (a hostile list may be huge). */
+const VERSIONS_SHOWN = 8;
+const VERSION_CHARS = 40;
+/** C0 and C1 controls and DEL: a server's text must not steer a terminal reading the log or the console. */
+const CONTROLS = /[\u0000-\u001f\u007f-\u009f]+/g;
+
+/**
+ * A server's words as lastError carries them: secrets masked, control characters made spaces,
+ * bounded. Everything a server may write (stderr, bodies, error messages, claimed revisions)
+ * passes here before an operator, a log line or a caller sees it.
+ */
+export function lastErrorWords(text: string, secrets: ReadonlySet<string>): string {
+  return cut(secretMatcher(secrets).mask(text).replace(CONTROLS, ' '), LAST_ERROR_CHARS);
+}
 
 /** What is known about a stdio child when its connect failed. */
 export interface ChildFacts {
@@ -26,6 +42,8 @@ export interface ChildFacts {
 /** What the wire showed of the server's revisions (a `server/discover` answer). */
 export interface WireFacts {
   discoveredVersions?: readonly string[] | undefined;
+  /** The transport's last error meanwhile (a stream cut for its size, say): why an answer never came. */
+  lastTransportError?: string | undefined;
 }
 
 /** A failed connect + initialize, in words; `cannotSucceed` when retrying soon is pointless. */
@@ -47,11 +65,16 @@ export function isVersionMismatch(err: unknown): boolean {
 
 /** Why connecting failed, for lastError, logs and the admin view (stderr and bodies masked and bounded). */
 export function describeConnectFailure(err: unknown, child: ChildFacts | undefined, secrets: ReadonlySet<string>, wire: WireFacts = {}): ConnectError {
+  const described = describeFailure(err, child, secrets, wire);
+  return new ConnectError(lastErrorWords(described.message, secrets), described.cannotSucceed, err);
+}
+
+function describeFailure(err: unknown, child: ChildFacts | undefined, secrets: ReadonlySet<string>, wire: WireFacts): ConnectError {
   const mask = (text: string): string => secretMatcher(secrets).mask(text);
   const cause = err instanceof TransportSendError ? err.cause : err;
   if (isVersionMismatch(err)) {
-    const data = err instanceof ProtocolError ? supportedOf(err.data) : '';
-    const discovered = !data && wire.discoveredVersions?.length ? ` (its server/discover offers ${wire.discoveredVersions.join(', ')})` : '';
+    const data = err instanceof ProtocolError ? supportedOf(err.data, mask) : '';
+    const discovered = !data && wire.discoveredVersions?.length ? ` (its server/discover offers ${versionList(wire.discoveredVersions, mask)})` : '';
     const text = describeError(cause);
     // The 1.x SDK put the code in the message; v2 keeps it in `code`.
     const what = cause instanceof ProtocolError && !text.includes(String(cause.code)) ? `${cause.code} ${text}` : text;
@@ -75,7 +98,7 @@ export function describeConnectFailure(err: unknown, child: ChildFacts | undefin
   const exit = child?.exit;
   if (exit?.signal) parts.push(`server process killed by ${exit.signal} before initialize completed`);
   else if (typeof exit?.code === 'number') parts.push(`server process exited with code ${exit.code} before initialize completed`);
-  else if (err instanceof SdkError && err.code === SdkErrorCode.RequestTimeout) parts.push('no answer to initialize in time');
+  else if (err instanceof SdkError && err.code === SdkErrorCode.RequestTimeout) parts.push(`no answer to initialize in time${wire.lastTransportError ? ` (last transport error: ${mask(wire.lastTransportError)})` : ''}`);
   else parts.push(`connect failed: ${mask(describeError(cause))}`);
   const tail = child ? stderrLines(mask(child.stderrTail)) : '';
   if (tail) parts.push(`stderr: ${tail}`);
@@ -99,9 +122,16 @@ function httpErrorOf(err: unknown): SdkHttpError | undefined {
   return undefined;
 }
 
-function supportedOf(data: unknown): string {
+function supportedOf(data: unknown, mask: (text: string) => string): string {
   const supported = (data as { supported?: unknown } | undefined)?.supported;
-  return Array.isArray(supported) ? ` (the server speaks ${supported.filter((v) => typeof v === 'string').join(', ')})` : '';
+  return Array.isArray(supported) ? ` (the server speaks ${versionList(supported, mask)})` : '';
+}
+
+/** Revisions a server claims, as words: the first few, each masked and cut, and how many more. */
+function versionList(versions: readonly unknown[], mask: (text: string) => string): string {
+  const strings = versions.filter((v): v is string => typeof v === 'string');
+  const shown = strings.slice(0, VERSIONS_SHOWN).map((v) => cut(mask(v), VERSION_CHARS));
+  return strings.length > VERSIONS_SHOWN ? `${shown.join(', ')}, … (${strings.length - VERSIONS_SHOWN} more)` : shown.join(', ');
 }
 
 function cut(text: string, max: number): string {

@@ -6,7 +6,7 @@ import { describeError, McpPoolError } from './errors.js';
 import { Limiter } from './limiter.js';
 import { McpSession } from './session.js';
 import { connectionKey } from './transports.js';
-import { ConnectError } from './connect-failure.js';
+import { ConnectError, lastErrorWords } from './connect-failure.js';
 import type { McpCallOptions, McpCondition, McpServerState, McpServerStatus, ResolvedPoolOptions } from './types.js';
 
 /** Where a connection reports what happens to it (the pool turns these into events). */
@@ -191,7 +191,7 @@ export class McpConnection {
     try {
       session = await this.openSession();
     } catch (err) {
-      this.lastError = err instanceof ConnectError ? err.message : describeError(err);
+      this.lastError = err instanceof ConnectError ? err.message : lastErrorWords(describeError(err), this.options.secrets);
       this.failed = err instanceof ConnectError && err.cannotSucceed;
       if (this.state !== 'closed') this.scheduleRetry();
       return;
@@ -244,8 +244,11 @@ export class McpConnection {
   private onLost(session: McpSession, reason: string): void {
     if (session !== this.session || this.state === 'closed') return;
     this.session = undefined;
-    if (session.staleVerdict) this.verdict = undefined;
-    this.lastError = reason;
+    // A Modern verdict that fails the 2025 way is probed again, unless it was just probed and never
+    // borne out: then the server's server/discover claims what it does not speak (a re-probe would
+    // say the same, in a loop), so the next connect tries initialize.
+    if (session.staleVerdict) this.verdict = session.probed && !session.answered ? { kind: 'legacy' } : undefined;
+    this.lastError = lastErrorWords(reason, this.options.secrets);
     // Make sure the group is gone (crash) and let close() wait for it.
     const retired = session.close().finally(() => this.retiring.delete(retired));
     this.retiring.add(retired);

@@ -62,6 +62,10 @@ export class McpSession {
   private pinging = false;
   /** The remembered Modern verdict proved stale (the server now wants initialize): probe again. */
   staleVerdict = false;
+  /** The era was agreed by probing `server/discover` on this connect (no remembered verdict). */
+  probed = false;
+  /** A request of this session was answered (its era borne out at least once). */
+  answered = false;
   private subscription: McpSubscription | undefined;
   private listens = 0;
   private relistenTimer: NodeJS.Timeout | undefined;
@@ -89,6 +93,7 @@ export class McpSession {
       versionNegotiation: { mode: 'auto', probe: { timeoutMs: probeTimeoutMs } },
     });
     const session = new McpSession(spec.name, client, transport, hooks, options);
+    session.probed = prior === undefined;
     client.onclose = () => session.handleClosed();
     client.onerror = (err) => {
       session.lastTransportError = err.message;
@@ -106,7 +111,8 @@ export class McpSession {
       const child = inner instanceof ProcessGroupStdioTransport ? inner : undefined;
       // 'exit' may come before the last stderr bytes: they are usually the reason.
       if (child) await child.stderrEnded(300);
-      throw describeConnectFailure(err, child && { exit: child.exit, stderrTail: child.stderrTail }, options.secrets, transport);
+      const wire = { discoveredVersions: transport.discoveredVersions, lastTransportError: session.lastTransportError };
+      throw describeConnectFailure(err, child && { exit: child.exit, stderrTail: child.stderrTail }, options.secrets, wire);
     }
     transport.markSendErrors = true;
     if (session.era === 'modern') {
@@ -203,6 +209,7 @@ export class McpSession {
         : await this.client.request({ method: 'tools/call', params }, CALL_TOOL_RESULT, options);
       if (!hasContent(answer)) throw new Error('tools/call result without content');
       result = answer;
+      this.answered = true;
     } catch (err) {
       throw this.failure(err, tool, local.controller.signal);
     } finally {
@@ -236,6 +243,7 @@ export class McpSession {
         const result = await this.client.listTools(cursor === undefined ? {} : { cursor }, { timeout: remaining, cacheMode: 'bypass', ...(signal ? { signal } : {}) });
         tools.push(...result.tools);
         cursor = result.nextCursor;
+        this.answered = true;
       } catch (err) {
         throw this.failure(err, undefined, signal);
       }

@@ -1,5 +1,6 @@
 import { SSEClientTransport, StreamableHTTPClientTransport, type Transport } from '@modelcontextprotocol/client';
 import type { McpServerFile } from '../tools/mcp-server-schema.js';
+import { boundedFetch } from './bounded-fetch.js';
 import { ProcessGroupStdioTransport } from './stdio-transport.js';
 
 /** Settings of the pool that shape a stdio child. */
@@ -22,10 +23,12 @@ export function createTransport(spec: McpServerFile, child: ChildSettings): Tran
     case 'streamable-http':
       return new StreamableHTTPClientTransport(new URL(spec.url), {
         requestInit: { headers: { ...spec.headers } },
+        fetch: boundedFetch(),
       });
     case 'sse':
       return new SSEClientTransport(new URL(spec.url), {
         requestInit: { headers: { ...spec.headers } },
+        fetch: boundedFetch(),
       });
   }
 }
