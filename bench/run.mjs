@@ -46,7 +46,9 @@ function writeBlock(id, block, heading, beforeHeading) {
 }
 
 for (const b of benches) {
-  const id = b.args.find((a) => a.startsWith('bench/')).replace(/^bench\/|\.mjs$/g, '');
+  const bench = b.args.find((a) => a.startsWith('bench/')).replace(/^bench\/|\.mjs$/g, '');
+  // The peers bench against another checkout (--baseline) is its own block: it must not replace the full peers table.
+  const id = bench === 'peers' && extra.includes('--baseline') ? 'peers-baseline' : bench;
   process.stderr.write(`bench: ${b.name}…\n`);
   const startLoad = loadavg()[0];
   const r = spawnSync(process.execPath, [...b.args, ...extra], { encoding: 'utf8', maxBuffer: 64 * 2 ** 20 });
