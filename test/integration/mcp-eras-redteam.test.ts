@@ -214,12 +214,17 @@ describe('2026-07-28 approval through the input request: hostile answers', () =>
   });
 });
 
+/** A gateway with one key and one echo tool, listening on 127.0.0.1 (for raw HTTP). */
+async function listeningEchoGateway(): Promise<{ gw: TestGateway; base: string }> {
+  const gw = await startGateway({ config: { auth: { keys: [{ id: 'agent-1', key: AGENT, roles: ['agent'] }] } }, tools: { 'echo.yaml': echoTool('debug.echo') } });
+  return { gw, base: await gw.app.listen({ port: 0, host: '127.0.0.1' }) };
+}
+
 describe('toolgate_mcp_protocol_errors_total says why', () => {
   let gw: TestGateway;
   let base: string;
   beforeAll(async () => {
-    gw = await startGateway({ config: { auth: { keys: [{ id: 'agent-1', key: AGENT, roles: ['agent'] }] } }, tools: { 'echo.yaml': echoTool('debug.echo') } });
-    base = await gw.app.listen({ port: 0, host: '127.0.0.1' });
+    ({ gw, base } = await listeningEchoGateway());
   });
   afterAll(() => gw.close());
 
@@ -242,8 +247,7 @@ describe('the JSON fast paths take only what the SDK takes as JSON', () => {
   let gw: TestGateway;
   let base: string;
   beforeAll(async () => {
-    gw = await startGateway({ config: { auth: { keys: [{ id: 'agent-1', key: AGENT, roles: ['agent'] }] } }, tools: { 'echo.yaml': echoTool('debug.echo') } });
-    base = await gw.app.listen({ port: 0, host: '127.0.0.1' });
+    ({ gw, base } = await listeningEchoGateway());
   });
   afterAll(() => gw.close());
 
