@@ -15,6 +15,49 @@ const ApiKey = Type.Object(
   { additionalProperties: false },
 );
 
+/** One trusted issuer of access tokens (SPEC §6, Identity). */
+const OidcIssuer = Type.Object(
+  {
+    issuer: Type.String({ pattern: '^https?://', description: 'the iss claim; discovery at <issuer>/.well-known/openid-configuration' }),
+    audience: Type.Optional(
+      Type.Union([Type.String({ minLength: 1 }), Type.Array(Type.String({ minLength: 1 }), { minItems: 1 })], { description: 'accepted aud values; default server.publicUrl' }),
+    ),
+    jwksUri: Type.Optional(Type.String({ pattern: '^https?://', description: 'else from discovery' })),
+    algorithms: Type.Array(Type.String({ pattern: '^(RS|PS|ES)(256|384|512)$|^EdDSA$|^Ed25519$' }), { minItems: 1, default: ['RS256', 'ES256'] }),
+    clockSkewSeconds: Type.Integer({ minimum: 0, maximum: 600, default: 30 }),
+    claims: Type.Object(
+      {
+        id: Type.String({ minLength: 1, default: 'sub', description: 'claim (dotted path) that becomes the caller id' }),
+        roles: Type.String({ minLength: 1, default: 'roles', description: 'claim (dotted path): array or space-separated string of roles' }),
+        tools: Type.String({ minLength: 1, default: 'tools', description: 'claim (dotted path): array or space-separated string of tool-name globs' }),
+      },
+      { additionalProperties: false, default: {} },
+    ),
+    scopePrefixes: Type.Optional(
+      Type.Object(
+        {
+          roles: Type.Optional(Type.String({ minLength: 1, description: 'e.g. "role:": scope role:approver gives the approver role' })),
+          tools: Type.Optional(Type.String({ minLength: 1, description: 'e.g. "tools:": scope tools:weather.* gives the glob weather.*' })),
+        },
+        { additionalProperties: false },
+      ),
+    ),
+    defaultRoles: Type.Array(Role, { default: ['agent'], description: 'when the token carries no roles' }),
+    defaultTools: Type.Array(Type.String({ minLength: 1 }), { default: [], description: 'when the token carries no tools: sees nothing' }),
+    introspection: Type.Optional(
+      Type.Object(
+        {
+          endpoint: Type.Optional(Type.String({ pattern: '^https?://', description: 'RFC 7662; else introspection_endpoint from discovery' })),
+          clientId: Type.String({ minLength: 1 }),
+          clientSecret: Type.String({ minLength: 1, description: 'usually "${env:NAME}"' }),
+        },
+        { additionalProperties: false, description: 'opaque (non-JWT) tokens are checked here' },
+      ),
+    ),
+  },
+  { additionalProperties: false },
+);
+
 export const ConfigSchema = Type.Object(
   {
     server: Type.Object(
@@ -30,6 +73,9 @@ export const ConfigSchema = Type.Object(
         keepAliveTimeoutMs: Type.Integer({ minimum: 1, default: 5000, description: 'an idle keep-alive connection is closed after this' }),
         requestTimeoutMs: Type.Integer({ minimum: 1, default: 30000, description: 'time to receive a whole request, headers and body' }),
         headersTimeoutMs: Type.Integer({ minimum: 1, default: 10000, description: 'time to receive the request headers (at most requestTimeoutMs)' }),
+        publicUrl: Type.Optional(
+          Type.String({ pattern: '^https?://[^\\s/?#]+(/[^\\s?#]*)?$', description: 'the gateway\'s own URL as clients reach it: the default token audience and the resource in /.well-known/oauth-protected-resource' }),
+        ),
       },
       { additionalProperties: false, default: {} },
     ),
@@ -37,6 +83,7 @@ export const ConfigSchema = Type.Object(
       {
         mode: Type.Union([Type.Literal('keys'), Type.Literal('none')], { default: 'keys' }),
         keys: Type.Array(ApiKey, { default: [] }),
+        oidc: Type.Array(OidcIssuer, { default: [], description: 'trusted issuers of JWT access tokens, beside the API keys' }),
       },
       { additionalProperties: false, default: {} },
     ),
@@ -154,4 +201,5 @@ export const ConfigSchema = Type.Object(
 
 export type Config = Static<typeof ConfigSchema>;
 export type ApiKeyConfig = Static<typeof ApiKey>;
+export type OidcIssuerConfig = Static<typeof OidcIssuer>;
 export type Role = Static<typeof Role>;

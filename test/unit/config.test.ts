@@ -25,7 +25,7 @@ describe('config loading', () => {
   it('fills every default of SPEC §1 from an empty file', () => {
     const { config } = loadConfig({ file: configFile('{}\n'), env: {} });
     expect(config.server).toMatchObject({ host: '127.0.0.1', port: 8080, bodyLimitBytes: 1048576 });
-    expect(config.auth).toEqual({ mode: 'keys', keys: [] });
+    expect(config.auth).toEqual({ mode: 'keys', keys: [], oidc: [] });
     expect(config.audit).toEqual({ file: 'data/audit.jsonl' });
     expect(config.confirmations).toMatchObject({ ttlSeconds: 900, fourEyes: true });
     expect(config.defaults.timeoutMs).toEqual({ builtin: 5000, http: 30000, mcp: 30000 });
