@@ -95,7 +95,8 @@ describe('OIDC access tokens', () => {
       bodies.push((await gw.call('weather.now', {}, { key: t })).body);
       bodies.push((await gw.app.inject({ method: 'POST', url: '/mcp', headers: { authorization: `Bearer ${t}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, payload: { jsonrpc: '2.0', id: 1, method: 'tools/list' } })).body);
     }
-    await gw.audit();
+    expect(Object.keys(JSON.parse(bodies[0] as string) as object)).not.toContain("error"); // the good token's call went through
+    expect(bodies[2]).toMatch(/"reason":"expired"/);
     const everything = [...lines, ...bodies, JSON.stringify(await gw.audit())].join('\n');
     expect(lines.length).toBeGreaterThan(0);
     for (const t of [good, expired, wrongAud]) {
