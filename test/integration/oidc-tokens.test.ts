@@ -61,6 +61,13 @@ describe('OIDC access tokens', () => {
     expect(reasonOf(wrong)).toBe('malformed');
   });
 
+  it('a token whose caller id is an API key\'s id is refused: it cannot read that key\'s call records or act as it', async () => {
+    const res = await listTools(gw, await idp.mint({ sub: 'agent-1', tools: ['*'] }));
+    expect(res.statusCode).toBe(401);
+    expect(reasonOf(res)).toBe('invalid_claims');
+    expect(res.json().error.message).toMatch(/is the id of an API key/);
+  });
+
   it('a second issuer is verified against its own keys, claims mapping and defaults', async () => {
     const token = await idp2.mint({ sub: 'svc', client_id: 'batch-job', realm_access: { roles: ['agent'] } });
     expect(toolNames(await listTools(gw, token))).toEqual(['files.read']); // defaultTools
