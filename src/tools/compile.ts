@@ -181,16 +181,16 @@ function compileTarget(
     problem(path, 'a backend needs exactly one of http, mcp or builtin');
     return undefined;
   }
+  if (b.credentials !== undefined && b.http === undefined) {
+    problem(`${path}/credentials`, 'credentials apply to http backends (an MCP server file has its own credentials)');
+    return undefined;
+  }
   if (b.builtin !== undefined) {
     if (!BUILTIN_NAMES.includes(b.builtin)) {
       problem(`${path}/builtin`, `unknown builtin '${b.builtin}' (known: ${BUILTIN_NAMES.join(', ')})`);
       return undefined;
     }
     return { kind: 'builtin', name: b.builtin };
-  }
-  if (b.credentials !== undefined && b.http === undefined) {
-    problem(`${path}/credentials`, 'credentials apply to http backends (an MCP server file has its own credentials)');
-    return undefined;
   }
   if (b.mcp !== undefined) return { kind: 'mcp', server: b.mcp.server, tool: b.mcp.tool };
   const h = b.http!;

@@ -47,7 +47,7 @@ export async function requestToken(client: TokenClient, form: Record<string, str
     body.set('client_id', client.clientId);
     body.set('client_secret', client.clientSecret);
   }
-  const ms = Math.max(1, opts.deadline - now());
+  const ms = Math.max(1, Math.ceil(opts.deadline - now()));
   let answer: Dispatcher.ResponseData;
   try {
     answer = await request(client.tokenUrl, { method: 'POST', headers, body: body.toString(), dispatcher: opts.dispatcher, signal: AbortSignal.timeout(ms) });
@@ -57,7 +57,7 @@ export async function requestToken(client: TokenClient, form: Record<string, str
   }
   let text: string;
   try {
-    text = await readBounded(answer.body, Math.max(1, opts.deadline - now()));
+    text = await readBounded(answer.body, Math.max(1, Math.ceil(opts.deadline - now())));
   } catch (e) {
     throw failure(opts.what, e instanceof AnswerTooLarge ? `sent more than ${MAX_ANSWER_BYTES} bytes` : 'broke off its answer', true);
   }
