@@ -55,7 +55,8 @@ describe('credentials in tool files', () => {
     }
   });
 
-  it('refuses passthrough: false, an unknown mode, two modes at once, and tokenExchange without audience', () => {
+  it('refuses passthrough: false, an unknown mode, two modes at once, and tokenExchange without audience (passthrough: true loads)', () => {
+    expect(load(tool({ passthrough: true })).problems).toEqual([]);
     expect(load(tool({ passthrough: false })).problems.length).toBeGreaterThan(0);
     expect(load(tool({ static: true })).problems.length).toBeGreaterThan(0);
     expect(load(tool({ ...cc(), passthrough: true })).problems.length).toBeGreaterThan(0);
