@@ -95,8 +95,10 @@ export class HttpAdapter implements ToolAdapter {
           if (answer.status === 401) this.tokens.invalidate(creds, ask, bearer.token);
         }
       }
+      // An upstream that echoes the request (its headers) must not hand the token to the model.
+      answer = withoutToken(answer, bearer.token);
       if (answer.status >= 400) {
-        // An upstream that echoes the request must not put the token into the error body.
+        // Nor into an error body, in any form the secret masking knows.
         secrets = new Set([...(req.secrets ?? NO_SECRETS), bearer.token]);
         // A token for one user refused says nothing of the backend: only the gateway's own credentials disable it.
         if (creds.kind !== 'clientCredentials') throw statusError(answer, secrets, false);
@@ -211,6 +213,14 @@ class Exchange implements Dispatcher.DispatchHandler, CancelListener, Settle<Ans
     this.cancel.unlisten(this);
     this.reject(err);
   }
+}
+
+const TOKEN_MASK = '[REDACTED]';
+
+/** The answer with every literal copy of `token` masked (rare: the bytes are searched, copied only on a hit). */
+function withoutToken(answer: Answer, token: string): Answer {
+  if (!answer.bytes.includes(token)) return answer;
+  return { ...answer, bytes: Buffer.from(answer.bytes.toString('utf8').split(token).join(TOKEN_MASK)) };
 }
 
 function headerText(h: string | string[] | undefined): string {

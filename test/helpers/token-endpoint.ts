@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { SignJWT, exportJWK, generateKeyPair, jwtVerify, createLocalJWKSet, type JWTPayload, type CryptoKey } from 'jose';
 
 /** What the endpoint does with the next requests. */
-export type TokenMode = 'ok' | 'fail' | 'hang' | 'garbage' | 'redirect' | 'wrong-type' | 'huge';
+export type TokenMode = 'ok' | 'fail' | 'hang' | 'garbage' | 'redirect' | 'wrong-type' | 'huge' | 'header-injection' | 'no-expiry-number';
 
 export interface TokenRequest {
   readonly form: Record<string, string>;
@@ -88,6 +88,10 @@ export class TokenEndpoint {
         return void res.end();
       case 'wrong-type':
         return send(res, 200, { access_token: 'abc', token_type: 'N_A', expires_in: 60 });
+      case 'header-injection':
+        return send(res, 200, { access_token: 'abc\r\nx-evil: 1', token_type: 'Bearer', expires_in: 60 });
+      case 'no-expiry-number':
+        return send(res, 200, { access_token: 'abc', token_type: 'Bearer', expires_in: -5 });
       case 'huge':
         return send(res, 200, { access_token: 'a'.repeat(200_000), token_type: 'Bearer' });
       case 'ok':

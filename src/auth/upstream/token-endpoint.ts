@@ -77,7 +77,9 @@ export async function requestToken(client: TokenClient, form: Record<string, str
   if (typeof type !== 'string' || type.toLowerCase() !== 'bearer') {
     throw failure(opts.what, `answered a token_type other than Bearer (${typeof type === 'string' && ERROR_CODE.test(type) ? type : 'none'})`, false);
   }
-  const expiresIn = json['expires_in'];
+  // A number; some servers (Entra ID v1) send it as a string of digits.
+  const raw = json['expires_in'];
+  const expiresIn = typeof raw === 'string' && /^[0-9]{1,10}$/.test(raw) ? Number(raw) : raw;
   if (expiresIn !== undefined && (typeof expiresIn !== 'number' || !Number.isFinite(expiresIn) || expiresIn <= 0)) {
     throw failure(opts.what, 'answered an expires_in that is not a positive number', false);
   }
