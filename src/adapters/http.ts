@@ -8,8 +8,7 @@ import type { Cancel, CancelListener } from '../util/cancel.js';
 import { pending, type Settle } from '../util/settle.js';
 import type { HttpTarget } from '../tools/types.js';
 import type { AdapterRequest, ToolAdapter, UpstreamPayload } from './types.js';
-import { UpstreamTokens, type CredentialRequest } from '../auth/upstream/index.js';
-import type { Got } from '../auth/upstream/cache.js';
+import { UpstreamTokens, type CredentialRequest, type Got } from '../auth/upstream/index.js';
 
 const TRIM_BYTES = 1024;
 const NO_EFFECT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'UND_ERR_CONNECT_TIMEOUT', 'EHOSTUNREACH', 'ENETUNREACH']);

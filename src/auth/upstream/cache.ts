@@ -10,12 +10,6 @@ interface Entry {
   readonly refreshAt: number;
 }
 
-/** A token from the cache, and whether it was fetched for this request. */
-export interface Got {
-  readonly token: string;
-  readonly fresh: boolean;
-}
-
 /**
  * Issued tokens by key, each kept until shortly before it expires. Concurrent requests for a key
  * that has none share one fetch; a failed fetch leaves nothing behind (the next request tries
@@ -30,15 +24,20 @@ export class TokenCache {
     private readonly max = DEFAULT_MAX_ENTRIES,
   ) {}
 
-  async get(key: string, fetch: () => Promise<IssuedToken>): Promise<Got> {
+  /** The key's token while it is fresh (not within the refresh margin of its expiry). */
+  peek(key: string): string | undefined {
     const hit = this.entries.get(key);
-    if (hit && this.now() < hit.refreshAt) return { token: hit.token, fresh: false };
+    return hit && this.now() < hit.refreshAt ? hit.token : undefined;
+  }
+
+  /** A new token for the key: the fetch in flight for it if there is one, else `fetch()`. */
+  renew(key: string, fetch: () => Promise<IssuedToken>): Promise<IssuedToken> {
     let pending = this.inFlight.get(key);
     if (!pending) {
       pending = this.fetchOnce(key, fetch);
       this.inFlight.set(key, pending);
     }
-    return { token: (await pending).accessToken, fresh: true };
+    return pending;
   }
 
   /** Forgets a key's token (the upstream refused it). */

@@ -24,16 +24,14 @@ export interface TokenRequestOptions {
   /** Epoch ms by which the endpoint must have answered. */
   readonly deadline: number;
   readonly dispatcher: Dispatcher;
-  /** Names the upstream in error messages (never a token or a secret). */
-  readonly what: string;
   readonly now?: () => number;
 }
 
 /**
  * POSTs one token request (application/x-www-form-urlencoded) and reads a Bearer token from the
- * answer. Redirects are not followed; the answer is bounded; every failure is a 502
- * UPSTREAM_ERROR (the upstream itself was never called: `noEffect`), whose text holds the status
- * and the OAuth error code at most, never a token, the secret or the endpoint's prose.
+ * answer. Redirects are not followed; the answer is bounded; every failure is a
+ * TokenEndpointError whose text holds the status and the OAuth error code at most, never a token,
+ * the secret or the endpoint's prose.
  */
 export async function requestToken(client: TokenClient, form: Record<string, string>, opts: TokenRequestOptions): Promise<IssuedToken> {
   const now = opts.now ?? Date.now;
@@ -53,35 +51,35 @@ export async function requestToken(client: TokenClient, form: Record<string, str
     answer = await request(client.tokenUrl, { method: 'POST', headers, body: body.toString(), dispatcher: opts.dispatcher, signal: AbortSignal.timeout(ms) });
   } catch (e) {
     const timedOut = e instanceof Error && (e.name === 'TimeoutError' || e.name === 'AbortError');
-    throw failure(opts.what, timedOut ? `did not answer within ${ms} ms` : `could not be reached (${errorCode(e) ?? 'network error'})`, true);
+    throw new TokenEndpointError(timedOut ? `did not answer within ${ms} ms` : `could not be reached (${errorCode(e) ?? 'network error'})`, true);
   }
   let text: string;
   try {
     text = await readBounded(answer.body, Math.max(1, Math.ceil(opts.deadline - now())));
   } catch (e) {
-    throw failure(opts.what, e instanceof AnswerTooLarge ? `sent more than ${MAX_ANSWER_BYTES} bytes` : 'broke off its answer', true);
+    throw new TokenEndpointError(e instanceof AnswerTooLarge ? `sent more than ${MAX_ANSWER_BYTES} bytes` : 'broke off its answer', true);
   }
   const status = answer.statusCode;
-  if (status >= 300 && status < 400) throw failure(opts.what, `answered a redirect (${status}), which is not followed`, false);
+  if (status >= 300 && status < 400) throw new TokenEndpointError(`answered a redirect (${status}), which is not followed`, false);
   const json = parse(text);
   if (status !== 200) {
     const code = json && typeof json['error'] === 'string' && ERROR_CODE.test(json['error']) ? ` (${json['error']})` : '';
-    throw failure(opts.what, `answered ${status}${code}`, status >= 500 || status === 429);
+    throw new TokenEndpointError(`answered ${status}${code}`, status >= 500 || status === 429);
   }
-  if (!json) throw failure(opts.what, 'answered with something other than a JSON object', false);
+  if (!json) throw new TokenEndpointError('answered with something other than a JSON object', false);
   const token = json['access_token'];
   if (typeof token !== 'string' || token.length === 0 || token.length > MAX_TOKEN_CHARS || !B64TOKEN.test(token)) {
-    throw failure(opts.what, 'answered without a usable access_token', false);
+    throw new TokenEndpointError('answered without a usable access_token', false);
   }
   const type = json['token_type'];
   if (typeof type !== 'string' || type.toLowerCase() !== 'bearer') {
-    throw failure(opts.what, `answered a token_type other than Bearer (${typeof type === 'string' && ERROR_CODE.test(type) ? type : 'none'})`, false);
+    throw new TokenEndpointError(`answered a token_type other than Bearer (${typeof type === 'string' && ERROR_CODE.test(type) ? type : 'none'})`, false);
   }
   // A number; some servers (Entra ID v1) send it as a string of digits.
   const raw = json['expires_in'];
   const expiresIn = typeof raw === 'string' && /^[0-9]{1,10}$/.test(raw) ? Number(raw) : raw;
   if (expiresIn !== undefined && (typeof expiresIn !== 'number' || !Number.isFinite(expiresIn) || expiresIn <= 0)) {
-    throw failure(opts.what, 'answered an expires_in that is not a positive number', false);
+    throw new TokenEndpointError('answered an expires_in that is not a positive number', false);
   }
   const issued = json['issued_token_type'];
   return {
@@ -91,7 +89,18 @@ export async function requestToken(client: TokenClient, form: Record<string, str
   };
 }
 
-/** The 502 of a failed token request: noEffect (the upstream never saw the call), transient when a retry may fare better. */
+/** Why a token request failed (no token, secret or endpoint prose in it); `transient` when a retry may fare better. */
+export class TokenEndpointError extends Error {
+  override readonly name = 'TokenEndpointError';
+  constructor(
+    readonly how: string,
+    readonly transient: boolean,
+  ) {
+    super(`the token endpoint ${how}`);
+  }
+}
+
+/** The 502 of a failed token request: noEffect (the upstream never saw the call). */
 export function failure(what: string, how: string, transient: boolean): GatewayError {
   return new GatewayError('UPSTREAM_ERROR', `the token endpoint for ${what} ${how}`, {
     modelMessage: 'The gateway could not get a credential for this tool from its token endpoint. Try again later or use another tool.',
