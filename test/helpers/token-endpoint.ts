@@ -20,8 +20,9 @@ const EXCHANGE = 'urn:ietf:params:oauth:grant-type:token-exchange';
  */
 export class TokenEndpoint {
   readonly requests: TokenRequest[] = [];
-  /** Every access token it issued (to check none leaks). */
+  /** Every access token it issued at its token endpoint, and every caller token it minted (to check none leaks). */
   readonly issued: string[] = [];
+  readonly userTokens: string[] = [];
   mode: TokenMode = 'ok';
   expiresIn = 3600;
   /** Delay before answering (ms): lets concurrent calls pile up on one fetch. */
@@ -31,6 +32,7 @@ export class TokenEndpoint {
   private server: Server | undefined;
   private key!: CryptoKey;
   private jwks!: ReturnType<typeof createLocalJWKSet>;
+  private publicJwks: unknown;
 
   constructor(readonly clients: Readonly<Record<string, string>>) {}
 
@@ -38,10 +40,17 @@ export class TokenEndpoint {
     return `${this.url}/token`;
   }
 
+  /** Its signing keys (GET), for a gateway that validates the callers' tokens. */
+  get jwksUri(): string {
+    return `${this.url}/jwks`;
+  }
+
   async start(): Promise<this> {
     const pair = await generateKeyPair('ES256');
     this.key = pair.privateKey;
-    this.jwks = createLocalJWKSet({ keys: [{ ...(await exportJWK(pair.publicKey)), kid: 'k1', alg: 'ES256' }] });
+    const set = { keys: [{ ...(await exportJWK(pair.publicKey)), kid: 'k1', alg: 'ES256', use: 'sig' }] };
+    this.jwks = createLocalJWKSet(set);
+    this.publicJwks = set;
     this.server = createServer((req, res) => void this.handle(req, res));
     await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
     this.url = `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
@@ -50,8 +59,10 @@ export class TokenEndpoint {
   }
 
   /** A caller's access token (what an IdP would have given the agent). */
-  userToken(sub: string, aud: string | string[], extra: JWTPayload = {}): Promise<string> {
-    return this.sign({ ...extra, sub, client_id: 'agent-app' }, aud, 3600);
+  async userToken(sub: string, aud: string | string[], extra: JWTPayload = {}): Promise<string> {
+    const token = await this.sign({ ...extra, sub, client_id: 'agent-app' }, aud, 3600);
+    this.userTokens.push(token);
+    return token;
   }
 
   /** Verifies a token this endpoint issued, for `audience`. */
@@ -70,6 +81,7 @@ export class TokenEndpoint {
   }
 
   private async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    if (req.method === 'GET' && req.url === '/jwks') return send(res, 200, this.publicJwks);
     const chunks: Buffer[] = [];
     for await (const c of req) chunks.push(c as Buffer);
     const form = Object.fromEntries(new URLSearchParams(Buffer.concat(chunks).toString('utf8')));

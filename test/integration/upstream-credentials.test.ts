@@ -58,7 +58,13 @@ describe('upstream credentials (HTTP backends)', () => {
     });
     gw = await startGateway({
       env: { CC_SECRET, TX_SECRET },
-      config: { auth: { keys: [{ id: 'agent-1', key: KEY, roles: ['agent'] }] } },
+      config: {
+        auth: {
+          keys: [{ id: 'agent-1', key: KEY, roles: ['agent'] }],
+          // The same server issues the callers' tokens: the gateway validates them (oidc-verify's Authenticator).
+          oidc: [{ issuer: idp.issuer, audience: GATEWAY_AUD, jwksUri: idp.jwksUri, algorithms: ['ES256'], defaultTools: ['*'] }],
+        },
+      },
       logger: createLogger('debug', new Set(), lineSink(lines)),
       tools: {
         'cc.yaml': tool('cc.whoami', cc()),
@@ -234,6 +240,22 @@ describe('upstream credentials (HTTP backends)', () => {
     expect(answer(await callAs(alice2, 'tx.whoami')).sub).toBe('alice');
   });
 
+  it('tokenExchange over REST with a real access token: validated by the gateway, exchanged, the upstream sees the user', async () => {
+    const token = await idp.userToken('henry', GATEWAY_AUD);
+    const before = grants(TX).length;
+    for (let i = 0; i < 2; i++) {
+      const res = await gw.app.inject({ method: 'POST', url: '/v1/tools/tx.whoami/call', headers: { authorization: `Bearer ${token}` }, payload: { arguments: {} } });
+      expect(res.statusCode, res.body).toBe(200);
+      expect(res.json().result.structuredContent).toMatchObject({ sub: 'henry', act: { sub: 'exchanger' } });
+    }
+    expect(grants(TX).length - before).toBe(1);
+    expect(grants(TX).at(-1)!.form['subject_token']).toBe(token);
+    // passthrough of a gateway-only token over REST: refused.
+    const pt = await gw.app.inject({ method: 'POST', url: '/v1/tools/pt.whoami/call', headers: { authorization: `Bearer ${token}` }, payload: { arguments: {} } });
+    expect(pt.statusCode, pt.body).toBe(403);
+    expect(pt.body).not.toContain(token);
+  });
+
   it('tokenExchange for an API-key caller: 403 FORBIDDEN (no user token to exchange), no token request, no 500', async () => {
     const before = idp.requests.length;
     const res = await gw.call('tx.whoami', {}, { key: KEY });
@@ -305,7 +327,8 @@ describe('upstream credentials (HTTP backends)', () => {
     const records = JSON.stringify(await gw.audit());
     const logs = lines.join('\n');
     expect(lines.length).toBeGreaterThan(0);
-    for (const secret of [CC_SECRET, TX_SECRET, encodeURIComponent(CC_SECRET), ...idp.issued, ...seenTokens]) {
+    expect(idp.userTokens.length).toBeGreaterThan(5);
+    for (const secret of [CC_SECRET, TX_SECRET, encodeURIComponent(CC_SECRET), ...idp.issued, ...idp.userTokens, ...seenTokens]) {
       expect(logs).not.toContain(secret);
       expect(records).not.toContain(secret);
     }
