@@ -115,3 +115,78 @@ describe('upstream credentials (remote MCP server)', () => {
     expect(JSON.stringify(gw.app.gw.mcpPool.status('remote'))).not.toContain(lastToken);
   });
 });
+
+describe('upstream credentials (remote MCP server over the 2024-11-05 SSE transport)', () => {
+  let idp: TokenEndpoint;
+  let http: Server;
+  let base = '';
+  let gw: TestGateway;
+  const subs: (string | null)[] = [];
+
+  beforeAll(async () => {
+    idp = await new TokenEndpoint({ gateway: CC_SECRET }).start();
+    const { McpServer: V1Server } = await import('@modelcontextprotocol/sdk/server/mcp.js');
+    const { SSEServerTransport } = await import('@modelcontextprotocol/sdk/server/sse.js');
+    const transports = new Map<string, InstanceType<typeof SSEServerTransport>>();
+    http = createServer(async (req, res) => {
+      const token = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1] ?? '';
+      try {
+        subs.push((await idp.verify(token, `${base}/sse`)).sub ?? null);
+      } catch {
+        subs.push(null);
+        res.writeHead(401, { 'www-authenticate': 'Bearer error="invalid_token"' });
+        return void res.end();
+      }
+      if (req.method === 'GET' && req.url === '/sse') {
+        const transport = new SSEServerTransport('/messages', res);
+        transports.set(transport.sessionId, transport);
+        const server = new V1Server({ name: 'sse-guarded', version: '1.0.0' });
+        server.registerTool('echo', { description: 'Echoes its text', inputSchema: { text: z.string() }, annotations: { readOnlyHint: true } }, async ({ text }) => ({
+          content: [{ type: 'text' as const, text }],
+        }));
+        await server.connect(transport);
+        return;
+      }
+      const id = new URL(req.url ?? '', base).searchParams.get('sessionId') ?? '';
+      const transport = transports.get(id);
+      if (!transport) return void res.writeHead(404).end();
+      await transport.handlePostMessage(req, res);
+    });
+    await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
+    base = `http://127.0.0.1:${(http.address() as AddressInfo).port}`;
+    gw = await startGateway({
+      env: { CC_SECRET },
+      config: { auth: { keys: [{ id: 'agent-1', key: KEY, roles: ['agent'] }] } },
+      tools: {
+        'legacy.yaml': {
+          kind: 'mcp-server',
+          name: 'legacy',
+          transport: 'sse',
+          url: `${base}/sse`,
+          prestart: true,
+          include: ['*'],
+          credentials: { clientCredentials: { tokenUrl: idp.tokenUrl, clientId: 'gateway', clientSecret: '${env:CC_SECRET}', audience: `${base}/sse`, authMethod: 'client_secret_post' } },
+        },
+      },
+    });
+  });
+  afterAll(async () => {
+    await gw?.close();
+    http?.closeAllConnections();
+    await new Promise<void>((resolve) => http?.close(() => resolve()));
+    await idp?.close();
+  });
+
+  it('the stream and every posted message carry the token; one token request', async () => {
+    expect(gw.app.gw.registry.get('legacy.echo'), JSON.stringify(gw.app.gw.registry.problems)).toBeDefined();
+    for (let i = 0; i < 3; i++) {
+      const res = await gw.call('legacy.echo', { text: `sse ${i}` }, { key: KEY });
+      expect(res.statusCode, res.body).toBe(200);
+      expect(JSON.parse(res.body).result.content[0].text).toBe(`sse ${i}`);
+    }
+    expect(subs.length).toBeGreaterThan(3);
+    expect(subs.every((s) => s === 'gateway'), JSON.stringify(subs)).toBe(true);
+    expect(idp.requests).toHaveLength(1);
+    expect(idp.requests[0]!.form).toMatchObject({ client_id: 'gateway', client_secret: CC_SECRET, resource: `${base}/sse` });
+  });
+});
