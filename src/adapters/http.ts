@@ -8,7 +8,7 @@ import type { Cancel, CancelListener } from '../util/cancel.js';
 import { pending, type Settle } from '../util/settle.js';
 import type { HttpTarget } from '../tools/types.js';
 import type { AdapterRequest, ToolAdapter, UpstreamPayload } from './types.js';
-import { UpstreamTokens, type CredentialRequest, type Got } from '../auth/upstream/index.js';
+import { UpstreamTokens, type CredentialRequest, type Got, type UpstreamCredentials } from '../auth/upstream/index.js';
 
 const TRIM_BYTES = 1024;
 const NO_EFFECT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'UND_ERR_CONNECT_TIMEOUT', 'EHOSTUNREACH', 'ENETUNREACH']);
@@ -70,41 +70,9 @@ export class HttpAdapter implements ToolAdapter {
     }
     if (req.cancel.aborted) throw req.cancel.reason as Error;
 
-    let answer: Answer;
-    let secrets = req.secrets;
-    if (t.credentials) {
-      const creds = t.credentials;
-      const ask: CredentialRequest = {
-        key: `${req.tool.name}\0${req.backend.id}\0${req.backend.hash}`,
-        what: `backend '${req.backend.id}' of '${req.tool.name}'`,
-        upstream: new URL(path, origin),
-        caller: req.caller,
-        deadline: req.deadline,
-      };
-      let bearer: Got = await this.tokens.token(creds, ask);
-      if (req.cancel.aborted) throw req.cancel.reason as Error;
-      answer = await this.send(origin, path, t, { ...headers, authorization: `Bearer ${bearer.token}` }, body, req);
-      if (answer.status === 401 && creds.kind !== 'passthrough') {
-        // A refused token is forgotten; one the cache held may have been revoked early: one more try with a new one.
-        this.tokens.invalidate(creds, ask, bearer.token);
-        if (!bearer.fresh) {
-          bearer = await this.tokens.token(creds, ask);
-          if (req.cancel.aborted) throw req.cancel.reason as Error;
-          answer = await this.send(origin, path, t, { ...headers, authorization: `Bearer ${bearer.token}` }, body, req);
-          if (answer.status === 401) this.tokens.invalidate(creds, ask, bearer.token);
-        }
-      }
-      // An upstream that echoes the request (its headers) must not hand the token to the model.
-      answer = withoutToken(answer, bearer.token);
-      if (answer.status >= 400) {
-        // Nor into an error body, in any form the secret masking knows.
-        secrets = new Set([...(req.secrets ?? NO_SECRETS), bearer.token]);
-        // A token for one user refused says nothing of the backend: only the gateway's own credentials disable it.
-        if (creds.kind !== 'clientCredentials') throw statusError(answer, secrets, false);
-      }
-    } else {
-      answer = await this.send(origin, path, t, headers, body, req);
-    }
+    const { answer, secrets } = t.credentials
+      ? await this.sendWithToken(t.credentials, origin, path, t, headers, body, req)
+      : { answer: await this.send(origin, path, t, headers, body, req), secrets: req.secrets };
     const contentType = headerText(answer.headers['content-type']);
     if (answer.status >= 400) throw statusError(answer, secrets);
     if (JSON_MEDIA_TYPE.test(contentType)) {
@@ -122,6 +90,44 @@ export class HttpAdapter implements ToolAdapter {
 
   async close(): Promise<void> {
     await Promise.all([this.dispatcher.close(), this.ownTokens ? this.tokens.close() : undefined]);
+  }
+
+  /**
+   * Sends with `Authorization: Bearer` from the backend's credentials. A 401 drops the token; a
+   * cached one (it may have been revoked early) is replaced once and the request sent again. The
+   * token is masked in what the upstream answers, and a per-user token refused does not disable
+   * the backend (only the gateway's own credentials do).
+   */
+  private async sendWithToken(
+    creds: UpstreamCredentials,
+    origin: string,
+    path: string,
+    t: HttpTarget,
+    headers: Record<string, string>,
+    body: string | undefined,
+    req: AdapterRequest,
+  ): Promise<{ answer: Answer; secrets: ReadonlySet<string> | undefined }> {
+    const ask: CredentialRequest = {
+      key: `${req.tool.name}\0${req.backend.id}\0${req.backend.hash}`,
+      what: `backend '${req.backend.id}' of '${req.tool.name}'`,
+      upstream: new URL(path, origin),
+      caller: req.caller,
+      deadline: req.deadline,
+    };
+    const attempt = async (): Promise<{ bearer: Got; answer: Answer }> => {
+      const bearer = await this.tokens.token(creds, ask);
+      if (req.cancel.aborted) throw req.cancel.reason as Error;
+      const answer = await this.send(origin, path, t, { ...headers, authorization: `Bearer ${bearer.token}` }, body, req);
+      if (answer.status === 401) this.tokens.invalidate(creds, ask, bearer.token);
+      return { bearer, answer };
+    };
+    let { bearer, answer } = await attempt();
+    if (answer.status === 401 && creds.kind !== 'passthrough' && !bearer.fresh) ({ bearer, answer } = await attempt());
+    answer = withoutToken(answer, bearer.token);
+    if (answer.status < 400) return { answer, secrets: req.secrets };
+    const secrets = new Set([...(req.secrets ?? NO_SECRETS), bearer.token]); // in every form the masking knows
+    if (creds.kind !== 'clientCredentials') throw statusError(answer, secrets, false);
+    return { answer, secrets };
   }
 
   private send(origin: string, path: string, t: HttpTarget, headers: Record<string, string>, body: string | undefined, req: AdapterRequest): Promise<Answer> {

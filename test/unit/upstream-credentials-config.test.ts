@@ -50,7 +50,8 @@ describe('credentials in tool files', () => {
     for (const tokenUrl of ['http://idp.example.com/token', 'https://user:pw@idp.example.com/token', 'https://idp.example.com\\@evil/token', 'http://0x7f.1/token', 'https://idp.example.com/token?client_secret=x']) {
       expect(paths(load(tool(cc({ tokenUrl })))), tokenUrl).toEqual(['/backends/0/credentials/clientCredentials/tokenUrl']);
     }
-    for (const tokenUrl of ['http://127.0.0.1:8080/token', 'http://localhost/token', 'http://[::1]:9/token']) {
+    expect(paths(load(tool(cc({ tokenUrl: 'https://idp.example.com/token#x' }))))).toEqual(['/backends/0/credentials/clientCredentials/tokenUrl']);
+    for (const tokenUrl of ['http://127.0.0.1:8080/token', 'http://localhost/token', 'http://[::1]:9/token', 'https://t.b2clogin.com/t/oauth2/v2.0/token?p=b2c_1_signin']) {
       expect(load(tool(cc({ tokenUrl }))).problems, tokenUrl).toEqual([]);
     }
   });

@@ -1,5 +1,6 @@
 import { isIP } from 'node:net';
 import { strictUrl } from '../../guards/url.js';
+import { isSecretName } from '../../cli/secrets.js';
 import type { CredentialsFile } from '../../tools/credentials-schema.js';
 
 /** One OAuth client of the gateway at one token endpoint. */
@@ -27,7 +28,9 @@ export function tokenUrlProblem(raw: string): string | undefined {
   const parsed = strictUrl(raw);
   if ('problem' in parsed) return parsed.problem;
   const u = parsed.url;
-  if (u.search.includes('=') || u.hash) return 'the token endpoint URL may not carry a query or fragment';
+  if (u.hash) return 'the token endpoint URL may not carry a fragment';
+  // A query is fine (Azure AD B2C names its policy with ?p=), a secret in it is not: URLs get logged.
+  for (const name of u.searchParams.keys()) if (isSecretName(name)) return `the token endpoint URL may not carry '${name}' in its query: secrets go in the request body`;
   if (u.protocol === 'https:') return undefined;
   return isLoopback(u.hostname) ? undefined : 'the token endpoint must be https (http only to a loopback address): the client secret and tokens travel on it';
 }
