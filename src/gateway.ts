@@ -4,6 +4,7 @@ import type { KeyTable } from './auth/keys.js';
 import { Authenticator } from './auth/authenticator.js';
 import { BuiltinAdapter } from './adapters/builtin/index.js';
 import { HttpAdapter } from './adapters/http.js';
+import { UpstreamTokens } from './auth/upstream/index.js';
 import type { LookupAll } from './guards/url.js';
 import { McpAdapter } from './adapters/mcp.js';
 import { createAuditSink } from './audit/create.js';
@@ -104,6 +105,8 @@ export class Gateway extends EventEmitter<{ reload: [ReloadResult] }> {
   readonly mcpPool: McpPool;
   /** Imports the servers' tools into each generation, pins their definitions. */
   readonly mcp: McpCatalog;
+  /** Tokens for upstreams with `credentials` (HTTP backends and MCP servers). */
+  readonly upstreamTokens = new UpstreamTokens();
   /** OpenTelemetry spans of calls (config `tracing`); undefined when off. */
   readonly tracing: Tracing | undefined;
   private readonly loadCtx: LoadContext;
@@ -123,8 +126,8 @@ export class Gateway extends EventEmitter<{ reload: [ReloadResult] }> {
     this.auth = new Authenticator(config, opts.now ? { now: opts.now } : {});
     this.keys = this.auth.keys;
     this.audit = opts.audit ?? createAuditSink(config, (msg, err) => this.warn(msg, err));
-    this.mcpPool = new McpPool([], { secrets: this.secrets, ...(opts.mcpTrace ? { trace: opts.mcpTrace } : {}) });
-    this.adapters = { http: new HttpAdapter(), builtin: new BuiltinAdapter({ lookup: opts.lookup, maxResponseBytes: config.defaults.http.maxResponseBytes }), mcp: new McpAdapter(this.mcpPool) };
+    this.mcpPool = new McpPool([], { secrets: this.secrets, upstreamTokens: this.upstreamTokens, ...(opts.mcpTrace ? { trace: opts.mcpTrace } : {}) });
+    this.adapters = { http: new HttpAdapter(undefined, this.upstreamTokens), builtin: new BuiltinAdapter({ lookup: opts.lookup, maxResponseBytes: config.defaults.http.maxResponseBytes }), mcp: new McpAdapter(this.mcpPool) };
     this.loadCtx = { dir: config.tools.dir, env: opts.env, secrets: this.secrets, defaults: config.defaults, ...(opts.lookup ? { lookup: opts.lookup } : {}) };
     this.health = new HealthBook((tool, backend, state) => {
       this.metrics.backendState(tool, backend, state);
@@ -273,6 +276,7 @@ export class Gateway extends EventEmitter<{ reload: [ReloadResult] }> {
     this.health.close();
     await this.breakerSync?.close();
     await Promise.allSettled(Object.values(this.adapters).map((a) => a.close?.()));
+    await this.upstreamTokens.close();
     await this.state.close();
     await this.audit.close();
     await this.tracing?.close();

@@ -8,6 +8,7 @@ import type { Cancel, CancelListener } from '../util/cancel.js';
 import { pending, type Settle } from '../util/settle.js';
 import type { HttpTarget } from '../tools/types.js';
 import type { AdapterRequest, ToolAdapter, UpstreamPayload } from './types.js';
+import { UpstreamTokens, type CredentialRequest, type Got, type UpstreamCredentials } from '../auth/upstream/index.js';
 
 const TRIM_BYTES = 1024;
 const NO_EFFECT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'UND_ERR_CONNECT_TIMEOUT', 'EHOSTUNREACH', 'ENETUNREACH']);
@@ -34,7 +35,13 @@ export class HttpAdapter implements ToolAdapter {
   /** The last URL each target rendered, split for dispatch (a URL without placeholders is split once). */
   private readonly urls = new WeakMap<HttpTarget, { href: string; origin: string; path: string }>();
 
-  constructor(dispatcher?: Dispatcher) {
+  private readonly tokens: UpstreamTokens;
+  private readonly ownTokens: boolean;
+
+  /** `tokens`: shared with the MCP pool (its owner closes it); else one of its own. */
+  constructor(dispatcher?: Dispatcher, tokens?: UpstreamTokens) {
+    this.tokens = tokens ?? new UpstreamTokens();
+    this.ownTokens = tokens === undefined;
     // The tool's deadline governs; undici's own timeouts would cut long calls short.
     this.dispatcher = dispatcher ?? new Agent({ connections: 256, headersTimeout: 0, bodyTimeout: 0, keepAliveTimeout: 10_000 });
   }
@@ -63,17 +70,17 @@ export class HttpAdapter implements ToolAdapter {
     }
     if (req.cancel.aborted) throw req.cancel.reason as Error;
 
-    const exchange = new Exchange(t.maxResponseBytes, req.cancel);
-    this.dispatcher.dispatch({ origin, path, method: t.method as Dispatcher.HttpMethod, headers, body }, exchange);
-    const answer = await exchange.answer;
+    const { answer, secrets } = t.credentials
+      ? await this.sendWithToken(t.credentials, origin, path, t, headers, body, req)
+      : { answer: await this.send(origin, path, t, headers, body, req), secrets: req.secrets };
     const contentType = headerText(answer.headers['content-type']);
-    if (answer.status >= 400) throw statusError(answer, req.secrets);
+    if (answer.status >= 400) throw statusError(answer, secrets);
     if (JSON_MEDIA_TYPE.test(contentType)) {
       try {
         return { kind: 'json', data: answer.bytes.length === 0 ? null : JSON.parse(answer.bytes.toString('utf8')) };
       } catch {
         throw new GatewayError('UPSTREAM_ERROR', 'the upstream sent invalid JSON', {
-          details: [{ message: 'invalid JSON body', status: answer.status, body: trim(answer.bytes, req.secrets) }],
+          details: [{ message: 'invalid JSON body', status: answer.status, body: trim(answer.bytes, secrets) }],
           upstream: { transient: false, noEffect: false, status: answer.status },
         });
       }
@@ -82,7 +89,51 @@ export class HttpAdapter implements ToolAdapter {
   }
 
   async close(): Promise<void> {
-    await this.dispatcher.close();
+    await Promise.all([this.dispatcher.close(), this.ownTokens ? this.tokens.close() : undefined]);
+  }
+
+  /**
+   * Sends with `Authorization: Bearer` from the backend's credentials. A 401 drops the token; a
+   * cached one (it may have been revoked early) is replaced once and the request sent again. The
+   * token is masked in what the upstream answers, and a per-user token refused does not disable
+   * the backend (only the gateway's own credentials do).
+   */
+  private async sendWithToken(
+    creds: UpstreamCredentials,
+    origin: string,
+    path: string,
+    t: HttpTarget,
+    headers: Record<string, string>,
+    body: string | undefined,
+    req: AdapterRequest,
+  ): Promise<{ answer: Answer; secrets: ReadonlySet<string> | undefined }> {
+    const ask: CredentialRequest = {
+      key: `${req.tool.name}\0${req.backend.id}\0${req.backend.hash}`,
+      what: `backend '${req.backend.id}' of '${req.tool.name}'`,
+      upstream: new URL(path, origin),
+      caller: req.caller,
+      deadline: req.deadline,
+    };
+    const attempt = async (): Promise<{ bearer: Got; answer: Answer }> => {
+      const bearer = await this.tokens.token(creds, ask);
+      if (req.cancel.aborted) throw req.cancel.reason as Error;
+      const answer = await this.send(origin, path, t, { ...headers, authorization: `Bearer ${bearer.token}` }, body, req);
+      if (answer.status === 401) this.tokens.invalidate(creds, ask, bearer.token);
+      return { bearer, answer };
+    };
+    let { bearer, answer } = await attempt();
+    if (answer.status === 401 && creds.kind !== 'passthrough' && !bearer.fresh) ({ bearer, answer } = await attempt());
+    answer = withoutToken(answer, bearer.token);
+    if (answer.status < 400) return { answer, secrets: req.secrets };
+    const secrets = new Set([...(req.secrets ?? NO_SECRETS), bearer.token]); // in every form the masking knows
+    if (creds.kind !== 'clientCredentials') throw statusError(answer, secrets, false);
+    return { answer, secrets };
+  }
+
+  private send(origin: string, path: string, t: HttpTarget, headers: Record<string, string>, body: string | undefined, req: AdapterRequest): Promise<Answer> {
+    const exchange = new Exchange(t.maxResponseBytes, req.cancel);
+    this.dispatcher.dispatch({ origin, path, method: t.method as Dispatcher.HttpMethod, headers, body }, exchange);
+    return exchange.answer;
   }
 
   private split(t: HttpTarget, href: string): { origin: string; path: string } {
@@ -169,6 +220,14 @@ class Exchange implements Dispatcher.DispatchHandler, CancelListener, Settle<Ans
   }
 }
 
+const TOKEN_MASK = '[REDACTED]';
+
+/** The answer with every literal copy of `token` masked (rare: the bytes are searched, copied only on a hit). */
+function withoutToken(answer: Answer, token: string): Answer {
+  if (!answer.bytes.includes(token)) return answer;
+  return { ...answer, bytes: Buffer.from(answer.bytes.toString('utf8').split(token).join(TOKEN_MASK)) };
+}
+
 function headerText(h: string | string[] | undefined): string {
   return (Array.isArray(h) ? h[0] : h) ?? '';
 }
@@ -191,13 +250,13 @@ function trim(bytes: Buffer, secrets: ReadonlySet<string> | undefined): string {
   return secretMatcher(secrets ?? NO_SECRETS).cut(bytes, TRIM_BYTES);
 }
 
-function statusError(answer: Answer, secrets: ReadonlySet<string> | undefined): GatewayError {
+function statusError(answer: Answer, secrets: ReadonlySet<string> | undefined, mayDisable = true): GatewayError {
   const { status, bytes } = answer;
   const auth = status === 401 || status === 403;
   const upstream: UpstreamFailure = {
     transient: status >= 500 || status === 429,
     noEffect: auth,
-    disable: auth,
+    disable: auth && mayDisable,
     status,
     ...retryAfter(answer.headers['retry-after']),
   };

@@ -1,5 +1,6 @@
 import type { CompiledBackend, CompiledTool } from '../tools/types.js';
 import type { Cancel } from '../util/cancel.js';
+import type { Caller } from '../auth/caller.js';
 
 /** The result shape every call returns to its client (MCP's CallToolResult, trimmed). */
 export interface ContentBlock {
@@ -33,6 +34,8 @@ export interface AdapterRequest {
   readonly trace?: Readonly<Record<string, string>> | undefined;
   /** The secret values: upstream text the adapter cuts (error bodies) is masked before the cut. */
   readonly secrets?: ReadonlySet<string> | undefined;
+  /** Who is calling: upstream credentials that act for the user (token exchange, passthrough) read its token. */
+  readonly caller?: Caller | undefined;
 }
 
 /** One progress notice from an upstream. */

@@ -5,6 +5,7 @@ import { MCP_SERVER_DEFAULTS, type McpServerFile } from '../tools/mcp-server-sch
 import { DEFAULT_BACKOFF } from './backoff.js';
 import { McpConnection } from './connection.js';
 import { McpPoolError } from './errors.js';
+import { UpstreamTokens } from '../auth/upstream/index.js';
 import type {
   McpCallOptions,
   McpPoolEventMap,
@@ -38,10 +39,12 @@ export class McpPool extends EventEmitter<McpPoolEventMap> {
   private readonly connections = new Map<string, McpConnection>();
   private readonly options: ResolvedPoolOptions;
   private closed = false;
+  private readonly ownTokens: boolean;
 
   constructor(servers: readonly McpServerFile[] = [], options: McpPoolOptions = {}) {
     super();
     this.options = resolveOptions(options);
+    this.ownTokens = options.upstreamTokens === undefined;
     for (const spec of servers) {
       if (this.connections.has(spec.name)) throw new Error(`duplicate MCP server name '${spec.name}'`);
       this.connections.set(spec.name, this.connect(spec));
@@ -143,6 +146,7 @@ export class McpPool extends EventEmitter<McpPoolEventMap> {
     const all = [...this.connections.values()];
     this.connections.clear();
     await Promise.all(all.map((c) => c.close()));
+    if (this.ownTokens) await this.options.upstreamTokens.close();
   }
 
   private connect(spec: McpServerFile): McpConnection {
@@ -179,6 +183,7 @@ function resolveOptions(options: McpPoolOptions): ResolvedPoolOptions {
     killGraceMs: options.killGraceMs ?? 2000,
     stderrTailBytes: options.stderrTailBytes ?? 8192,
     secrets: options.secrets ?? new Set(),
+    upstreamTokens: options.upstreamTokens ?? new UpstreamTokens(),
     ...(options.trace ? { trace: options.trace } : {}),
   };
 }

@@ -85,7 +85,7 @@ export class McpSession {
    */
   static async open(spec: McpServerFile, options: ResolvedPoolOptions, hooks: SessionHooks, prior?: PriorDiscovery): Promise<McpSession> {
     const { trace } = options;
-    const inner = createTransport(spec, { killGraceMs: options.killGraceMs, stderrTailBytes: options.stderrTailBytes });
+    const inner = createTransport(spec, { killGraceMs: options.killGraceMs, stderrTailBytes: options.stderrTailBytes }, { tokens: options.upstreamTokens, timeoutMs: options.connectTimeoutMs });
     const transport = guard(inner, trace && ((direction, message) => trace(spec.name, direction, message)));
     const probeTimeoutMs = spec.transport === 'stdio' ? Math.min(STDIO_PROBE_TIMEOUT_MS, options.connectTimeoutMs) : options.connectTimeoutMs;
     const client = new Client(options.clientInfo, {

@@ -2,6 +2,7 @@ import type { Cancel } from '../util/cancel.js';
 import type { Implementation, Progress } from '@modelcontextprotocol/client';
 import type { BackoffSettings } from './backoff.js';
 import type { McpTraceFn } from './guarded-transport.js';
+import type { UpstreamTokens } from '../auth/upstream/index.js';
 
 /**
  * Lifecycle of one server's connection: `idle` (lazy, not yet needed), `connecting` (first
@@ -110,6 +111,8 @@ export interface McpPoolOptions {
   trace?: (server: string, ...rest: Parameters<McpTraceFn>) => void;
   /** Secret values (a live set): a server's stderr quoted in an error is masked before it is cut. */
   secrets?: ReadonlySet<string>;
+  /** Tokens of servers with `credentials` (shared with the HTTP adapter; its owner closes it). Default: one of the pool's own. */
+  upstreamTokens?: UpstreamTokens;
 }
 
 /** McpPoolOptions with every default applied. */

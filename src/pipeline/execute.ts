@@ -9,6 +9,7 @@ import { Cancel, sleep } from '../util/cancel.js';
 import { pending, type Settle } from '../util/settle.js';
 import { callerGone } from './client-gone.js';
 import type { Context } from '@opentelemetry/api';
+import type { Caller } from '../auth/caller.js';
 import type { AttemptSpan, Tracing } from '../tracing/index.js';
 
 export type Adapters = Readonly<Record<BackendTarget['kind'], ToolAdapter>>;
@@ -49,6 +50,8 @@ export interface ExecuteDeps {
   onClientGone?: ClientGone | undefined;
   /** The secret values, for adapters that cut upstream text (they mask it first). */
   secrets?: ReadonlySet<string> | undefined;
+  /** The caller, for upstream credentials that act on its behalf. */
+  caller?: Caller | undefined;
 }
 
 /** A running call as its watchers see it: `stop` ends it with a reason (the first one wins). */
@@ -192,7 +195,7 @@ class Run implements RunningCall, Settle<Execution>, Attempt<UpstreamPayload> {
     const own = limit === undefined ? undefined : this.cancel.child(limit, () => tryTimeoutError(backend, limit));
     const cancel = own ? own.cancel : this.cancel;
     try {
-      return await deps.adapters[backend.target.kind].call({ tool, backend, args: this.args, cancel, deadline: this.deadline, requestId: deps.requestId, onProgress: deps.onProgress, trace: this.span?.headers(), secrets: deps.secrets });
+      return await deps.adapters[backend.target.kind].call({ tool, backend, args: this.args, cancel, deadline: this.deadline, requestId: deps.requestId, onProgress: deps.onProgress, trace: this.span?.headers(), secrets: deps.secrets, caller: deps.caller });
     } catch (e) {
       // A try's own limit passed while the call has time left: a TIMEOUT the attempt loop may retry.
       if (cancel.aborted && !this.cancel.aborted && cancel.reason) throw cancel.reason;

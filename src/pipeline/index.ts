@@ -316,6 +316,7 @@ export class CallPipeline {
           traceContext: req.traceContext,
           route: { caller: req.caller.id, headers: req.headers ?? EMPTY_HEADERS },
           secrets: this.deps.secrets,
+          caller: req.caller,
         },
         trail,
       );

@@ -13,6 +13,7 @@ import { compileConfirm } from '../confirm/rule.js';
 import type { BackendFile, ToolFile } from './schema.js';
 import { compileValidator } from './lazy-validator.js';
 import { compileProbe } from './probe.js';
+import { compileCredentials } from '../auth/upstream/spec.js';
 import type { BackendTarget, CompiledBackend, CompiledTool } from './types.js';
 
 export interface CompileContext {
@@ -95,6 +96,9 @@ export function compileTool(file: ToolFile, ctx: CompileContext): CompiledTool |
       });
     }
   });
+  const perUser = backends.some((b) => b.target.kind === 'http' && (b.target.credentials?.kind === 'tokenExchange' || b.target.credentials?.kind === 'passthrough'));
+  if (perUser && cacheTtl > 0) problem('/cache/ttlSeconds', "a tool whose backend acts for the caller (tokenExchange, passthrough) cannot be cached: the cache is shared by every caller");
+  if (perUser && file.fallback && 'cache' in file.fallback) problem('/fallback/cache', "a tool whose backend acts for the caller (tokenExchange, passthrough) cannot fall back to a cached result: it may be another caller's");
   if (problems.length > 0 || !validateArgs) return problems;
 
   const kindTimeout = Math.max(...backends.map((b) => ctx.defaults.timeoutMs[b.target.kind]));
@@ -177,6 +181,10 @@ function compileTarget(
     problem(path, 'a backend needs exactly one of http, mcp or builtin');
     return undefined;
   }
+  if (b.credentials !== undefined && b.http === undefined) {
+    problem(`${path}/credentials`, 'credentials apply to http backends (an MCP server file has its own credentials)');
+    return undefined;
+  }
   if (b.builtin !== undefined) {
     if (!BUILTIN_NAMES.includes(b.builtin)) {
       problem(`${path}/builtin`, `unknown builtin '${b.builtin}' (known: ${BUILTIN_NAMES.join(', ')})`);
@@ -210,6 +218,10 @@ function compileTarget(
     // Text placeholders are inserted unescaped: an argument `x","admin":true` would add keys.
     problem(`${path}/http/body`, 'a JSON body with placeholders must be written as an object or array (each value is then escaped), not as a string template');
   }
+  const credentials = b.credentials === undefined ? undefined : compileCredentials(b.credentials, `${path}/credentials`, problem);
+  if (credentials && headers.some(([name]) => name === 'authorization')) {
+    problem(`${path}/http/headers/authorization`, 'credentials set the Authorization header: remove this one');
+  }
   return {
     kind: 'http',
     method: h.method ?? 'GET',
@@ -217,5 +229,6 @@ function compileTarget(
     headers,
     body,
     maxResponseBytes: h.maxResponseBytes ?? ctx.defaults.http.maxResponseBytes,
+    ...(credentials ? { credentials } : {}),
   };
 }

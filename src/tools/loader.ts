@@ -8,6 +8,7 @@ import { expandEnv, type Env } from '../util/env.js';
 import { sha256Hex } from '../util/hash.js';
 import type { FileProblem } from '../util/source.js';
 import { compileTool } from './compile.js';
+import { LITERAL_SECRET_MESSAGE, literalClientSecrets } from '../auth/upstream/spec.js';
 import type { LookupAll } from '../guards/url.js';
 import { isMcpServerFile, loadMcpServerFile, type McpServerEntry } from './mcp-file.js';
 import { asParsedSource, parseShares, parseText, type ParseOutcome, type TextItem } from './parse-pool.js';
@@ -48,6 +49,8 @@ function compileOutcome(item: TextItem, outcome: ParseOutcome, ctx: LoadContext)
     return { tools: [], problems: [{ file, line: 1, path: '', message: 'a tool file holds one object' }] };
   }
   if (isMcpServerFile(value)) return { tools: [], ...loadMcpServerFile(file, parsed, ctx.env, ctx.secrets) };
+  const literal = literalBackendSecrets(value);
+  if (literal.length > 0) return { tools: [], problems: literal.map((path) => withLine(file, path, LITERAL_SECRET_MESSAGE, parsed.lineOf)) };
   const expanded = expandEnv(value, ctx.env, ctx.secrets);
   if (!fileValidator(expanded)) return { tools: [], problems: ajvProblems(fileValidator.errors, file, parsed.lineOf) };
   const compiled = compileTool(expanded, {
@@ -59,6 +62,18 @@ function compileOutcome(item: TextItem, outcome: ParseOutcome, ctx: LoadContext)
     ...(ctx.lookup ? { lookup: ctx.lookup } : {}),
   });
   return Array.isArray(compiled) ? { tools: [], problems: compiled } : { tools: [compiled], problems: [] };
+}
+
+/** Backends' client secrets written in the file (before expansion). */
+function literalBackendSecrets(value: object): string[] {
+  const backends = (value as { backends?: unknown }).backends;
+  if (!Array.isArray(backends)) return [];
+  return backends.flatMap((b: unknown, i) => (b !== null && typeof b === 'object' ? literalClientSecrets((b as { credentials?: unknown }).credentials, `/backends/${i}/credentials`) : []));
+}
+
+function withLine(file: string, path: string, message: string, lineOf: (p: string) => number | undefined): FileProblem {
+  const line = lineOf(path);
+  return line === undefined ? { file, path, message } : { file, line, path, message };
 }
 
 const YIELD_EVERY = 200;

@@ -2,6 +2,8 @@ import { createAjv, ajvProblems } from '../util/ajv.js';
 import { expandEnv, type Env } from '../util/env.js';
 import { canonicalJson, sha256Hex } from '../util/hash.js';
 import type { FileProblem, ParsedSource } from '../util/source.js';
+import type { CredentialsFile } from './credentials-schema.js';
+import { LITERAL_SECRET_MESSAGE, compileCredentials, literalClientSecrets } from '../auth/upstream/spec.js';
 import {
   ClaudeDesktopFileSchema,
   McpHttpServerSchema,
@@ -45,6 +47,13 @@ export function isMcpServerFile(value: object): boolean {
  * after `${env:NAME}` expansion (each value substituted is recorded in `secrets`).
  */
 export function loadMcpServerFile(file: string, parsed: ParsedSource, env: Env, secrets: Set<string>): McpFileResult {
+  const problem = (path: string, message: string): FileProblem => {
+    const line = parsed.lineOf(path);
+    return line === undefined ? { file, path, message } : { file, line, path, message };
+  };
+  const raw = parsed.value;
+  const literal = isObject(raw) ? literalClientSecrets(raw['credentials'], '/credentials') : [];
+  if (literal.length > 0) return { servers: [], problems: literal.map((p) => problem(p, LITERAL_SECRET_MESSAGE)) };
   const value = expandEnv(parsed.value, env, secrets);
   const entry = (spec: McpServerFile, pointer: string): McpServerEntry => ({
     spec,
@@ -67,7 +76,26 @@ export function loadMcpServerFile(file: string, parsed: ParsedSource, env: Env, 
   const transport = isObject(value) ? value['transport'] : undefined;
   const check = transport === 'stdio' ? checkStdio : transport === 'streamable-http' || transport === 'sse' ? checkHttp : checkAny;
   if (!check(value)) return { servers: [], problems: ajvProblems(check.errors, file, parsed.lineOf) };
+  const bad = value.transport === 'stdio' ? [] : credentialProblems(value.credentials, problem);
+  if (bad.length > 0) return { servers: [], problems: bad };
   return { servers: [entry(value, '')], problems: [] };
+}
+
+/**
+ * Only client credentials suit a pooled session. The pool holds one session per server, shared
+ * by every caller: one initialize, one tools/list, one Mcp-Session-Id (which servers bind to the
+ * user who opened it), pings and a listen stream that belong to no caller. A per-caller token
+ * (tokenExchange, passthrough) would either be refused on that session or mix users in it.
+ */
+function credentialProblems(credentials: CredentialsFile | undefined, problem: (path: string, message: string) => FileProblem): FileProblem[] {
+  if (credentials === undefined) return [];
+  if (!('clientCredentials' in credentials)) {
+    const kind = 'passthrough' in credentials ? 'passthrough' : 'tokenExchange';
+    return [problem(`/credentials/${kind}`, `${kind} is not available for MCP servers: the gateway keeps one session per server, shared by every caller, so a per-caller token cannot be sent on it; use clientCredentials, or put the upstream behind an HTTP tool file`)];
+  }
+  const out: FileProblem[] = [];
+  compileCredentials(credentials, '/credentials', (path, message) => out.push(problem(path, message)));
+  return out;
 }
 
 function isObject(v: unknown): v is Record<string, unknown> {

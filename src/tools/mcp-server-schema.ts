@@ -1,5 +1,6 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { ToolFileSchema } from './schema.js';
+import { CredentialsSchema } from './credentials-schema.js';
 
 /**
  * Schemas of an MCP server file (SPEC §2, `kind: mcp-server`) and of the Claude-Desktop
@@ -68,6 +69,7 @@ export const McpHttpServerSchema = Type.Object(
     transport: Type.Union([Type.Literal('streamable-http'), Type.Literal('sse')]),
     url: Type.String({ pattern: '^https?://' }),
     headers: Type.Optional(StringMap),
+    credentials: Type.Optional(CredentialsSchema),
   },
   { additionalProperties: false },
 );

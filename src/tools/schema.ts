@@ -1,4 +1,5 @@
 import { Type, type Static, type TLiteral, type TUnion } from '@sinclair/typebox';
+import { CredentialsSchema } from './credentials-schema.js';
 
 /** The schema of one tools.d tool file (SPEC §2). Published as openapi/tool.schema.json. */
 
@@ -44,6 +45,7 @@ const Backend = Obj({
     ),
   ),
   http: Type.Optional(HttpBackend),
+  credentials: Type.Optional(CredentialsSchema),
   mcp: Type.Optional(Obj({ server: Type.String({ minLength: 1 }), tool: Type.String({ minLength: 1 }) })),
   builtin: Type.Optional(Type.String({ minLength: 1, description: 'an in-process tool: echo, delay, fetch (GET of the url argument, on connections pinned to checked addresses)' })),
   probe: Type.Optional(

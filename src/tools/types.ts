@@ -5,6 +5,7 @@ import type { CompiledMatch } from '../routing/match.js';
 import type { CompiledGuard } from '../guards/index.js';
 import type { ConfirmPolicy } from '../confirm/rule.js';
 import type { FallbackFile, SideEffectValue } from './schema.js';
+import type { UpstreamCredentials } from '../auth/upstream/spec.js';
 
 /** The compiled, immutable form of a tool: everything a call needs, prepared at load time. */
 
@@ -15,6 +16,8 @@ export interface HttpTarget {
   readonly headers: readonly (readonly [string, Template])[];
   readonly body: JsonTemplate | undefined;
   readonly maxResponseBytes: number;
+  /** `credentials:` of the backend: the adapter sends the token it yields as Authorization: Bearer. */
+  readonly credentials?: UpstreamCredentials | undefined;
 }
 export interface McpTarget {
   readonly kind: 'mcp';
