@@ -1,6 +1,7 @@
 import { EventEmitter } from 'node:events';
 import type { LoadedConfig } from './config/load.js';
-import { KeyTable } from './auth/keys.js';
+import type { KeyTable } from './auth/keys.js';
+import { Authenticator } from './auth/authenticator.js';
 import { protectedResource, type ProtectedResource } from './auth/resource.js';
 import { BuiltinAdapter } from './adapters/builtin/index.js';
 import { HttpAdapter } from './adapters/http.js';
@@ -77,6 +78,9 @@ export class Gateway extends EventEmitter<{ reload: [ReloadResult] }> {
   lastReload: ReloadResult | undefined;
   ready = false;
   draining = false;
+  /** API keys and trusted issuers: who is calling. */
+  readonly auth: Authenticator;
+  /** The API keys alone (as before the issuers came). */
   readonly keys: KeyTable;
   readonly audit: AuditSink;
   readonly adapters: Adapters;
@@ -119,7 +123,8 @@ export class Gateway extends EventEmitter<{ reload: [ReloadResult] }> {
     const { config } = opts.loaded;
     this.metrics = opts.metrics ?? new GatewayMetrics();
     this.secrets = opts.loaded.secrets;
-    this.keys = new KeyTable(config.auth);
+    this.auth = new Authenticator(config, opts.now ? { now: opts.now } : {});
+    this.keys = this.auth.keys;
     this.resource = protectedResource(config);
     this.audit = opts.audit ?? createAuditSink(config, (msg, err) => this.warn(msg, err));
     this.mcpPool = new McpPool([], { secrets: this.secrets, ...(opts.mcpTrace ? { trace: opts.mcpTrace } : {}) });

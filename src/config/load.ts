@@ -6,6 +6,7 @@ import { parseSource, SourceError, type FileProblem } from '../util/source.js';
 import { deepFreeze } from '../util/freeze.js';
 import { configuredOrigin, ownOrigins } from '../plugins/origin.js';
 import { SecretSet } from '../audit/secrets.js';
+import { oidcProblems } from '../auth/oidc/config-problems.js';
 
 export const DEFAULT_CONFIG_FILE = 'config/gateway.yaml';
 
@@ -64,8 +65,13 @@ export function loadConfig(opts: { file?: string; env: Env }): LoadedConfig {
   if (config.state.redis === '') delete config.state.redis;
   const problems = semanticProblems(config, usedFile ?? '(embedded defaults)');
   if (problems.length > 0) throw new ConfigError(problems.map((p) => ({ ...p, ...lineAt(lineOf, p.path) })));
-  if (config.auth.mode === 'keys' && config.auth.keys.length === 0) {
+  if (config.auth.mode === 'keys' && config.auth.keys.length === 0 && config.auth.oidc.length === 0) {
     warnings.push('no API key is configured: serving on loopback only, every local caller acts with all roles');
+  }
+  if (config.auth.mode === 'none' && config.auth.oidc.length > 0) warnings.push('auth.mode is none: auth.oidc is ignored, every caller is anonymous');
+  if (config.auth.oidc.length > 0 && config.server.publicUrl === undefined && config.auth.mode === 'keys') {
+    // Never derived from a request's Host header: a spoofed one would name the resource clients ask tokens for.
+    warnings.push('auth.oidc without server.publicUrl: no OAuth metadata is published and 401s name no resource_metadata, so MCP clients cannot discover the issuer; set server.publicUrl to the URL clients reach the gateway at');
   }
   const consoleWarning = consoleOriginWarning(config);
   if (consoleWarning) warnings.push(consoleWarning);
@@ -126,19 +132,12 @@ function semanticProblems(config: Config, file: string): FileProblem[] {
       }
     });
   }
-  if (config.auth.oidc.length > 0 && config.server.publicUrl === undefined) {
-    // Never derived from the request: a spoofed Host header would name the resource clients ask tokens for.
-    problems.push({
-      file,
-      path: '/server/publicUrl',
-      message: 'auth.oidc needs server.publicUrl, the URL clients reach the gateway at (e.g. "https://toolgate.example.com"): it is the resource in the OAuth metadata and the default token audience',
-    });
-  }
-  if (config.auth.mode === 'keys' && config.auth.keys.length === 0 && !isLoopback(config.server.host)) {
+  for (const p of oidcProblems(config)) problems.push({ file, ...p });
+  if (config.auth.mode === 'keys' && config.auth.keys.length === 0 && config.auth.oidc.length === 0 && !isLoopback(config.server.host)) {
     problems.push({
       file,
       path: '/server/host',
-      message: `refusing to bind ${config.server.host} with no API key configured; configure auth.keys or say auth: { mode: none } outright`,
+      message: `refusing to bind ${config.server.host} with no API key or issuer configured; configure auth.keys (or auth.oidc) or say auth: { mode: none } outright`,
     });
   }
   return problems;
