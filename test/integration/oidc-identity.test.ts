@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LightMyRequestResponse } from 'fastify';
+import { extractWWWAuthenticateParams } from '@modelcontextprotocol/sdk/client/auth.js';
 import { createLogger } from '../../src/logger.js';
 import { echoTool, startGateway, type TestGateway } from '../helpers/app.js';
 import { TestIssuer } from '../helpers/issuer.js';
@@ -84,6 +85,21 @@ describe('token callers: challenges, audit, confirmations', () => {
     expect(h).toMatch(/^Bearer resource_metadata="https:\/\/toolgate\.test\/\.well-known\/oauth-protected-resource", error="invalid_token", error_description="access token refused: the token has expired/);
     expect(h + res.body).not.toContain(token);
     expect(h + res.body).not.toContain(token.split('.')[2]);
+  });
+
+  it('a refused token whose claims try to forge the challenge: one resource_metadata (ours), no quote or line break from the token', async () => {
+    const forged = 'evil", error="insufficient_scope", resource_metadata="https://evil.example/prm\r\nX-Injected: 1';
+    const token = await mint(idp, { iss: forged, sub: 'mallory', scope: 'toolgate' });
+    const res = await gw.app.inject({ method: 'GET', url: '/v1/tools', headers: { authorization: `Bearer ${token}` } });
+    expect(res.statusCode).toBe(401);
+    expect(res.headers['x-injected']).toBeUndefined();
+    const h = String(res.headers['www-authenticate']);
+    expect(h).not.toMatch(/[\r\n]/);
+    expect(h.match(/resource_metadata="/g)).toHaveLength(1);
+    expect(h.match(/"/g)?.length).toBe(6); // three quoted values: resource_metadata, error, error_description
+    const params = extractWWWAuthenticateParams(new Response(null, { status: 401, headers: { 'www-authenticate': h } }));
+    expect(params.resourceMetadataUrl?.href).toBe(METADATA);
+    expect(params.error).toBe('invalid_token');
   });
 
   it('a token without a required scope: 403 FORBIDDEN; on /mcp insufficient_scope naming the scope, REST with toolgate\'s body too', async () => {
