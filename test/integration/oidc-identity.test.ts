@@ -6,6 +6,8 @@ import { createLogger } from '../../src/logger.js';
 import { echoTool, startGateway, type TestGateway } from '../helpers/app.js';
 import { TestIssuer } from '../helpers/issuer.js';
 import { lineSink } from '../helpers/log-lines.js';
+import { Upstream } from '../helpers/upstream.js';
+import { untilAsync } from '../helpers/wait.js';
 
 const PUBLIC = 'https://toolgate.test';
 const METADATA = `${PUBLIC}/.well-known/oauth-protected-resource`;
@@ -32,6 +34,7 @@ describe('token callers: challenges, audit, confirmations', () => {
   /** A second issuer whose caller id is the client: one person (sub) reaches the gateway through two clients. */
   let idp2: TestIssuer;
   let gw: TestGateway;
+  let hook: Upstream;
   const lines: string[] = [];
   const tokens: string[] = [];
   const mint = async (i: TestIssuer, claims: Record<string, unknown>, expiresIn?: number) => {
@@ -44,11 +47,13 @@ describe('token callers: challenges, audit, confirmations', () => {
   beforeAll(async () => {
     idp = await TestIssuer.start({ audience: PUBLIC });
     idp2 = await TestIssuer.start({ audience: PUBLIC });
+    hook = await new Upstream().start();
     gw = await startGateway({
       tools: TOOLS,
       logger: createLogger('info', new Set(), lineSink(lines)),
       config: {
         server: { publicUrl: PUBLIC },
+        confirmations: { webhook: { url: `${hook.url}/pending` } },
         auth: {
           keys: [
             { id: 'admin', key: ADMIN_KEY, roles: ['admin', 'approver'] },
@@ -66,6 +71,7 @@ describe('token callers: challenges, audit, confirmations', () => {
     await gw?.close();
     await idp?.close();
     await idp2?.close();
+    await hook?.close();
   });
 
   it('tokens for the resource as clients ask for it are accepted by default: publicUrl, with a trailing slash, and <publicUrl>/mcp', async () => {
@@ -156,6 +162,8 @@ describe('token callers: challenges, audit, confirmations', () => {
     const id = await ask(asking, '/vol/erin');
     const seen = await gw.app.inject({ method: 'GET', url: `/v1/confirmations/${id}`, headers: { authorization: `Bearer ${ADMIN_KEY}` } });
     expect(seen.json()).toMatchObject({ caller: 'cli-a', subject: 'erin', clientId: 'cli-a', issuer: idp2.url });
+    await untilAsync(async () => hook.seen.some((r) => r.body.includes(id)));
+    expect(JSON.parse(hook.seen.find((r) => r.body.includes(id))?.body ?? '{}')).toMatchObject({ id, caller: 'cli-a', subject: 'erin', issuer: idp2.url });
     const self = await decide(id, await mint(idp2, { sub: 'erin', client_id: 'cli-b', roles: ['approver'] }));
     expect(self.statusCode).toBe(403);
     expect(self.json().error.message).toMatch(/four-eyes: the same person/);
@@ -197,7 +205,8 @@ describe('token callers: challenges, audit, confirmations', () => {
     expect(stored.join('').length).toBeGreaterThan(0);
     for (const t of tokens) {
       const signature = t.split('.')[2] as string;
-      for (const [where, text] of [['log', lines.join('\n')], ['audit', audit], ['confirmations', confirmations], ['state', stored.join('\n')]] as const) {
+      const webhook = hook.seen.map((r) => r.body).join('\n');
+      for (const [where, text] of [['log', lines.join('\n')], ['audit', audit], ['confirmations', confirmations], ['state', stored.join('\n')], ['webhook', webhook]] as const) {
         expect(text.includes(signature), `a token signature in the ${where}`).toBe(false);
       }
     }
