@@ -33,6 +33,8 @@ describe('token callers: challenges, audit, confirmations', () => {
   let idp: TestIssuer;
   /** A second issuer whose caller id is the client: one person (sub) reaches the gateway through two clients. */
   let idp2: TestIssuer;
+  /** An issuer whose keys cannot be fetched. */
+  let down: TestIssuer;
   let gw: TestGateway;
   let hook: Upstream;
   const lines: string[] = [];
@@ -48,6 +50,8 @@ describe('token callers: challenges, audit, confirmations', () => {
     idp = await TestIssuer.start({ audience: PUBLIC });
     idp2 = await TestIssuer.start({ audience: PUBLIC });
     hook = await new Upstream().start();
+    down = await TestIssuer.start({ audience: PUBLIC });
+    down.jwksMode = 'down';
     gw = await startGateway({
       tools: TOOLS,
       logger: createLogger('info', new Set(), lineSink(lines)),
@@ -62,6 +66,7 @@ describe('token callers: challenges, audit, confirmations', () => {
           oidc: [
             { issuer: idp.url, requiredScopes: ['toolgate'], scopePrefixes: { roles: 'role:' }, clockSkewSeconds: 5 },
             { issuer: idp2.url, claims: { id: 'client_id' }, defaultTools: ['*'], clockSkewSeconds: 5 },
+            { issuer: down.url, jwksUri: down.jwksUri, fetchTimeoutMs: 500 },
           ],
         },
       },
@@ -72,6 +77,7 @@ describe('token callers: challenges, audit, confirmations', () => {
     await idp?.close();
     await idp2?.close();
     await hook?.close();
+    await down?.close();
   });
 
   it('tokens for the resource as clients ask for it are accepted by default: publicUrl, with a trailing slash, and <publicUrl>/mcp', async () => {
@@ -91,6 +97,15 @@ describe('token callers: challenges, audit, confirmations', () => {
     expect(h).toMatch(/^Bearer resource_metadata="https:\/\/toolgate\.test\/\.well-known\/oauth-protected-resource", error="invalid_token", error_description="access token refused: the token has expired/);
     expect(h + res.body).not.toContain(token);
     expect(h + res.body).not.toContain(token.split('.')[2]);
+  });
+
+  it('a token the issuer cannot check now (keys unavailable): 401 with a description but no invalid_token, so the client keeps it', async () => {
+    const res = await mcpPost(gw, await mint(down, { sub: 'hal' }));
+    expect(res.statusCode).toBe(401);
+    expect(res.json().error.details[0].reason).toBe('issuer_unavailable');
+    const h = String(res.headers['www-authenticate']);
+    expect(h).toMatch(/^Bearer resource_metadata="[^"]+", error_description="access token refused/);
+    expect(h).not.toContain('invalid_token');
   });
 
   it('a refused token whose claims try to forge the challenge: one resource_metadata (ours), no quote or line break from the token', async () => {
