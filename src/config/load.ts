@@ -69,6 +69,10 @@ export function loadConfig(opts: { file?: string; env: Env }): LoadedConfig {
     warnings.push('no API key is configured: serving on loopback only, every local caller acts with all roles');
   }
   if (config.auth.mode === 'none' && config.auth.oidc.length > 0) warnings.push('auth.mode is none: auth.oidc is ignored, every caller is anonymous');
+  if (config.auth.oidc.length > 0 && config.server.publicUrl === undefined && config.auth.mode === 'keys') {
+    // Never derived from a request's Host header: a spoofed one would name the resource clients ask tokens for.
+    warnings.push('auth.oidc without server.publicUrl: no OAuth metadata is published and 401s name no resource_metadata, so MCP clients cannot discover the issuer; set server.publicUrl to the URL clients reach the gateway at');
+  }
   const consoleWarning = consoleOriginWarning(config);
   if (consoleWarning) warnings.push(consoleWarning);
   return { config: deepFreeze(config), secrets, file: usedFile, warnings };

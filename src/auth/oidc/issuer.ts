@@ -6,6 +6,7 @@ import { Discovery } from './discovery.js';
 import { fromJose, quote, tokenError } from './errors.js';
 import { introspect } from './introspection.js';
 import { JwksCache } from './jwks.js';
+import { defaultAudiences } from '../resource.js';
 
 /** Tunables shared by every issuer (the config's values; tests shorten them). */
 export interface IssuerRuntime {
@@ -19,7 +20,7 @@ const TYPES = new Set(['jwt', 'at+jwt', 'application/at+jwt', 'application/jwt']
 /** The audiences a token must name one of: the issuer's `audience`, else `server.publicUrl`. */
 export function audiencesOf(cfg: OidcIssuerConfig, publicUrl: string | undefined): string[] {
   if (cfg.audience !== undefined) return typeof cfg.audience === 'string' ? [cfg.audience] : [...cfg.audience];
-  return publicUrl === undefined ? [] : [publicUrl];
+  return publicUrl === undefined ? [] : defaultAudiences(publicUrl); // oidc-surface: the resource as clients ask for it
 }
 
 /** One trusted issuer: verifies its JWT access tokens (and, configured, introspects its opaque ones). */
