@@ -143,7 +143,8 @@ export async function startIssuer(opts: TestIssuerOptions): Promise<TestIssuer> 
       const hint = details.params['login_hint'];
       const user = typeof hint === 'string' && hint ? hint : self.defaultUser;
       if (!users[user]) {
-        res.writeHead(400, { 'content-type': 'text/plain' }).end(`unknown user ${user}`);
+        // The user "cancels": the client gets error=access_denied (the description names the user as given).
+        await provider.interactionFinished(req, res, { error: 'access_denied', error_description: `no such user: ${user}` }, { mergeWithLastSubmission: false });
         return;
       }
       logins.push({ user, clientId });
