@@ -102,7 +102,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   await app.register(mcpServerRoutes, { gw }); // its own context and key check
   if (config.console.enabled) await app.register(consoleRoutes, { oidc: consoleOidcSettings(config) }); // static page, no key: its script sends the key to /v1
   await app.register(async (api) => {
-    requireCaller(api, gw.keys);
+    requireCaller(api, gw.auth);
     await api.register(toolRoutes, { gw });
     await api.register(adminRoutes, { gw });
     await api.register(confirmationRoutes, { gw });

@@ -1,6 +1,7 @@
 import { EventEmitter } from 'node:events';
 import type { LoadedConfig } from './config/load.js';
-import { KeyTable } from './auth/keys.js';
+import type { KeyTable } from './auth/keys.js';
+import { Authenticator } from './auth/authenticator.js';
 import { BuiltinAdapter } from './adapters/builtin/index.js';
 import { HttpAdapter } from './adapters/http.js';
 import type { LookupAll } from './guards/url.js';
@@ -76,6 +77,9 @@ export class Gateway extends EventEmitter<{ reload: [ReloadResult] }> {
   lastReload: ReloadResult | undefined;
   ready = false;
   draining = false;
+  /** API keys and trusted issuers: who is calling. */
+  readonly auth: Authenticator;
+  /** The API keys alone (as before the issuers came). */
   readonly keys: KeyTable;
   readonly audit: AuditSink;
   readonly adapters: Adapters;
@@ -116,7 +120,8 @@ export class Gateway extends EventEmitter<{ reload: [ReloadResult] }> {
     const { config } = opts.loaded;
     this.metrics = opts.metrics ?? new GatewayMetrics();
     this.secrets = opts.loaded.secrets;
-    this.keys = new KeyTable(config.auth);
+    this.auth = new Authenticator(config, opts.now ? { now: opts.now } : {});
+    this.keys = this.auth.keys;
     this.audit = opts.audit ?? createAuditSink(config, (msg, err) => this.warn(msg, err));
     this.mcpPool = new McpPool([], { secrets: this.secrets, ...(opts.mcpTrace ? { trace: opts.mcpTrace } : {}) });
     this.adapters = { http: new HttpAdapter(), builtin: new BuiltinAdapter({ lookup: opts.lookup, maxResponseBytes: config.defaults.http.maxResponseBytes }), mcp: new McpAdapter(this.mcpPool) };
@@ -131,7 +136,7 @@ export class Gateway extends EventEmitter<{ reload: [ReloadResult] }> {
     const redis = this.state instanceof RedisStore ? this.state : undefined;
     if (redis) this.readiness.add('redis', () => ({ ready: true, state: redis.isUp ? 'up' : 'down' }));
     this.breakerSync = config.state.redis ? new BreakerSync(config.state.redis, this.health, () => this.registry) : undefined;
-    const withKeys = config.auth.mode === 'keys' && config.auth.keys.length > 0;
+    const withKeys = config.auth.mode === 'keys' && (config.auth.keys.length > 0 || config.auth.oidc.length > 0);
     this.confirmations = new Confirmations(this.state, this.audit, config.confirmations, withKeys, opts.now);
     this.calls = new CallRecords(this.state, (config.confirmations.ttlSeconds + 86400) * 1000);
     const retentionMs = config.calls.retentionSeconds * 1000;

@@ -23,13 +23,19 @@ export class KeyTable {
       this.byDigest.set(digest, caller);
       this.byId.set(k.id, caller);
     }
-    const isOpen = auth.mode === 'none' || auth.keys.length === 0;
+    // Open only with no credential of any kind configured: trusted issuers close it as keys do.
+    const isOpen = auth.mode === 'none' || (auth.keys.length === 0 && auth.oidc.length === 0);
     this.open = isOpen ? { id: auth.mode === 'none' ? 'anonymous' : 'local', roles: ALL_ROLES, toolPatterns: [/^/] } : undefined;
   }
 
   /** A configured caller by id (an approved call runs as the caller that asked for it). */
   callerById(id: string): Caller | undefined {
     return this.open?.id === id ? this.open : this.byId.get(id);
+  }
+
+  /** The key's caller by the hex sha256 of the bearer value (the Authenticator hashes once for keys and tokens). */
+  byKeyDigest(digest: string): Caller | undefined {
+    return this.byDigest.get(digest);
   }
 
   /** The caller for an Authorization header value, or undefined when it names no known key. */

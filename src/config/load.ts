@@ -7,6 +7,7 @@ import { consoleOidcProblems } from './console-oidc.js';
 import { deepFreeze } from '../util/freeze.js';
 import { configuredOrigin, ownOrigins } from '../plugins/origin.js';
 import { SecretSet } from '../audit/secrets.js';
+import { oidcProblems } from '../auth/oidc/config-problems.js';
 
 export const DEFAULT_CONFIG_FILE = 'config/gateway.yaml';
 
@@ -65,9 +66,10 @@ export function loadConfig(opts: { file?: string; env: Env }): LoadedConfig {
   if (config.state.redis === '') delete config.state.redis;
   const problems = semanticProblems(config, usedFile ?? '(embedded defaults)');
   if (problems.length > 0) throw new ConfigError(problems.map((p) => ({ ...p, ...lineAt(lineOf, p.path) })));
-  if (config.auth.mode === 'keys' && config.auth.keys.length === 0) {
+  if (config.auth.mode === 'keys' && config.auth.keys.length === 0 && config.auth.oidc.length === 0) {
     warnings.push('no API key is configured: serving on loopback only, every local caller acts with all roles');
   }
+  if (config.auth.mode === 'none' && config.auth.oidc.length > 0) warnings.push('auth.mode is none: auth.oidc is ignored, every caller is anonymous');
   const consoleWarning = consoleOriginWarning(config);
   if (consoleWarning) warnings.push(consoleWarning);
   return { config: deepFreeze(config), secrets, file: usedFile, warnings };
@@ -128,11 +130,12 @@ function semanticProblems(config: Config, file: string): FileProblem[] {
     });
   }
   problems.push(...consoleOidcProblems(config, file));
-  if (config.auth.mode === 'keys' && config.auth.keys.length === 0 && !isLoopback(config.server.host)) {
+  for (const p of oidcProblems(config)) problems.push({ file, ...p });
+  if (config.auth.mode === 'keys' && config.auth.keys.length === 0 && config.auth.oidc.length === 0 && !isLoopback(config.server.host)) {
     problems.push({
       file,
       path: '/server/host',
-      message: `refusing to bind ${config.server.host} with no API key configured; configure auth.keys or say auth: { mode: none } outright`,
+      message: `refusing to bind ${config.server.host} with no API key or issuer configured; configure auth.keys (or auth.oidc) or say auth: { mode: none } outright`,
     });
   }
   return problems;

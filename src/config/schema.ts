@@ -25,6 +25,13 @@ const OidcIssuer = Type.Object(
     jwksUri: Type.Optional(Type.String({ pattern: '^https?://', description: 'else from discovery' })),
     algorithms: Type.Array(Type.String({ pattern: '^(RS|PS|ES)(256|384|512)$|^EdDSA$|^Ed25519$' }), { minItems: 1, default: ['RS256', 'ES256'] }),
     clockSkewSeconds: Type.Integer({ minimum: 0, maximum: 600, default: 30 }),
+    jwksRefreshCooldownSeconds: Type.Number({
+      minimum: 0,
+      maximum: 3600,
+      default: 30,
+      description: 'at most one JWKS (and discovery) fetch per this interval, however many unknown kids arrive',
+    }),
+    fetchTimeoutMs: Type.Integer({ minimum: 1, maximum: 60000, default: 5000, description: 'bound on each discovery, JWKS and introspection request' }),
     claims: Type.Object(
       {
         id: Type.String({ minLength: 1, default: 'sub', description: 'claim (dotted path) that becomes the caller id' }),

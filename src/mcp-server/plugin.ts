@@ -87,7 +87,7 @@ export async function mcpServerRoutes(app: FastifyInstance, opts: { gw: Gateway 
   // in 2025 unless a tool may be approved by the client's user (that asks on the request's stream).
   const fastCalls = elicitable.length === 0;
 
-  requireCaller(app, gw.keys);
+  requireCaller(app, gw.auth);
 
   // The SDK reads the body itself: malformed JSON and wrong media types get its JSON-RPC answers.
   app.removeAllContentTypeParsers();

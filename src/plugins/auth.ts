@@ -1,7 +1,7 @@
 import type { FastifyInstance, onRequestHookHandler } from 'fastify';
 import type { Role } from '../config/schema.js';
 import type { Caller } from '../auth/caller.js';
-import type { KeyTable } from '../auth/keys.js';
+import type { Authenticator } from '../auth/authenticator.js';
 import { GatewayError } from '../errors.js';
 
 declare module 'fastify' {
@@ -15,21 +15,30 @@ declare module 'fastify' {
 }
 
 /**
- * Adds authentication to the routes of this (encapsulated) context: a Bearer key maps to a
- * caller; a route's `config.role` asks for a role on top.
+ * Adds authentication to the routes of this (encapsulated) context: a Bearer key or access token
+ * maps to a caller; a route's `config.role` asks for a role on top.
  */
-export function requireCaller(app: FastifyInstance, keys: KeyTable): void {
+export function requireCaller(app: FastifyInstance, auth: Authenticator): void {
   app.decorateRequest('caller', null as unknown as Caller);
-  // Synchronous, and the role check bound per route at registration: no promise and no
-  // routeOptions object (a fresh one per access) on every request.
+  // Synchronous for API keys and tokens verified before, and the role check bound per route at
+  // registration: no promise and no routeOptions object on every request. Only a token not seen
+  // before waits for its verification.
   app.addHook('onRequest', (req, _reply, done) => {
-    const caller = keys.resolve(req.headers.authorization);
-    if (!caller) {
-      done(new GatewayError('UNAUTHENTICATED', req.headers.authorization ? 'unknown API key' : 'missing Authorization: Bearer <key>'));
-      return;
+    const r = auth.resolve(req.headers.authorization);
+    if (r instanceof GatewayError) {
+      done(r);
+    } else if (r instanceof Promise) {
+      r.then(
+        (caller) => {
+          req.caller = caller;
+          done();
+        },
+        (e: unknown) => done(e instanceof Error ? e : new GatewayError('UNAUTHENTICATED', 'the credentials could not be checked')),
+      );
+    } else {
+      req.caller = r;
+      done();
     }
-    req.caller = caller;
-    done();
   });
   app.addHook('onRoute', (route) => {
     const role = route.config?.role;

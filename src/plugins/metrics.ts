@@ -9,7 +9,7 @@ import { requireCaller } from './auth.js';
 export async function metricsRoutes(app: FastifyInstance, opts: { gw: Gateway }): Promise<void> {
   const { gw } = opts;
   const requireKey = gw.config.metrics.requireKey;
-  if (requireKey) requireCaller(app, gw.keys);
+  if (requireKey) requireCaller(app, gw.auth);
   app.get(
     '/metrics',
     {

@@ -1,0 +1,57 @@
+/** A failure of an issuer's endpoint (discovery, JWKS, introspection): why, in words, never with a token. */
+export class IssuerFetchError extends Error {
+  override readonly name = 'IssuerFetchError';
+}
+
+export interface FetchJsonOptions {
+  readonly timeoutMs: number;
+  readonly maxBytes: number;
+  readonly init?: RequestInit;
+}
+
+/**
+ * GETs (or, with `init`, POSTs) a JSON document from an issuer, bounded in time and size: a hanging
+ * or huge answer is an error, not a stuck or swollen gateway.
+ */
+export async function fetchJson(url: string, opts: FetchJsonOptions): Promise<unknown> {
+  const signal = AbortSignal.timeout(opts.timeoutMs);
+  let res: Response;
+  try {
+    res = await fetch(url, { ...opts.init, signal, redirect: 'follow', headers: { accept: 'application/json', ...opts.init?.headers } });
+  } catch (e) {
+    throw new IssuerFetchError(signal.aborted ? `no answer within ${opts.timeoutMs} ms` : `cannot connect (${causeOf(e)})`);
+  }
+  try {
+    if (!res.ok) throw new IssuerFetchError(`answered HTTP ${res.status}`);
+    const declared = Number(res.headers.get('content-length') ?? '0');
+    if (declared > opts.maxBytes) throw new IssuerFetchError(`answer larger than ${opts.maxBytes} bytes`);
+    const text = await readCapped(res, opts.maxBytes);
+    try {
+      return JSON.parse(text) as unknown;
+    } catch {
+      throw new IssuerFetchError('answered something that is not JSON');
+    }
+  } catch (e) {
+    await res.body?.cancel().catch(() => undefined);
+    if (e instanceof IssuerFetchError) throw e;
+    throw new IssuerFetchError(signal.aborted ? `no answer within ${opts.timeoutMs} ms` : `failed while reading (${causeOf(e)})`);
+  }
+}
+
+async function readCapped(res: Response, maxBytes: number): Promise<string> {
+  if (!res.body) return '';
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for await (const chunk of res.body) {
+    size += chunk.byteLength;
+    if (size > maxBytes) throw new IssuerFetchError(`answer larger than ${maxBytes} bytes`);
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+function causeOf(e: unknown): string {
+  const cause = e instanceof Error && e.cause instanceof Error ? e.cause : e;
+  const code = (cause as { code?: unknown } | undefined)?.code;
+  return typeof code === 'string' ? code : cause instanceof Error ? cause.message : String(cause);
+}
