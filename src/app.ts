@@ -8,6 +8,8 @@ import { registerErrorHandling } from './plugins/errors.js';
 import { registerRequestChecks } from './plugins/framework-errors.js';
 import { serverOptions } from './server-options.js';
 import { requireCaller } from './plugins/auth.js';
+import { requireScopes } from './plugins/scopes.js';
+import { wellKnownRoutes } from './routes/well-known.js';
 import { configuredOrigin, registerOriginPolicy } from './plugins/origin.js';
 import { ErrorBody, ToolResult } from './routes/schemas.js';
 import { toolRoutes } from './routes/tools.js';
@@ -80,7 +82,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     });
   }
   app.addHook('onClose', async () => gw.close());
-  registerErrorHandling(app);
+  registerErrorHandling(app, { resource: gw.resource });
   registerDrain(app, gw);
   app.addSchema(ErrorBody);
   app.addSchema(ToolResult);
@@ -98,11 +100,13 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
 
   await app.register(healthRoutes, { gw });
+  await app.register(wellKnownRoutes, { gw });
   await app.register(metricsRoutes, { gw });
   await app.register(mcpServerRoutes, { gw }); // its own context and key check
   if (config.console.enabled) await app.register(consoleRoutes, { oidc: consoleOidcSettings(config) }); // static page, no key: its script sends the key to /v1
   await app.register(async (api) => {
     requireCaller(api, gw.auth);
+    requireScopes(api, gw.resource);
     await api.register(toolRoutes, { gw });
     await api.register(adminRoutes, { gw });
     await api.register(confirmationRoutes, { gw });

@@ -63,6 +63,8 @@ export interface GatewayErrorOptions {
   modelMessage?: string;
   details?: readonly ErrorDetail[];
   retryAfterSeconds?: number;
+  /** A 403 a token with these scopes would not get (RFC 6750 `insufficient_scope`; empty: no scope would help, a role is missing). */
+  insufficientScope?: readonly string[];
   cause?: unknown;
 }
 
@@ -74,6 +76,7 @@ export class GatewayError extends Error {
   readonly details: readonly ErrorDetail[];
   readonly retryAfterSeconds: number | undefined;
   readonly upstream: UpstreamFailure | undefined;
+  readonly insufficientScope: readonly string[] | undefined;
 
   constructor(code: ErrorCode, message: string, opts: GatewayErrorOptions = {}) {
     super(message, opts.cause === undefined ? undefined : { cause: opts.cause });
@@ -86,6 +89,7 @@ export class GatewayError extends Error {
     this.details = opts.details ?? [];
     this.retryAfterSeconds = opts.retryAfterSeconds;
     this.upstream = opts.upstream;
+    this.insufficientScope = opts.insufficientScope;
   }
 
   /** The SPEC §3 error body. */

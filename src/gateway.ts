@@ -2,6 +2,7 @@ import { EventEmitter } from 'node:events';
 import type { LoadedConfig } from './config/load.js';
 import type { KeyTable } from './auth/keys.js';
 import { Authenticator } from './auth/authenticator.js';
+import { protectedResource, type ProtectedResource } from './auth/resource.js';
 import { BuiltinAdapter } from './adapters/builtin/index.js';
 import { HttpAdapter } from './adapters/http.js';
 import type { LookupAll } from './guards/url.js';
@@ -102,6 +103,8 @@ export class Gateway extends EventEmitter<{ reload: [ReloadResult] }> {
   readonly readiness = new Readiness();
   /** One supervised session per declared MCP server (stdio children in their own process groups). */
   readonly mcpPool: McpPool;
+  /** The gateway as an OAuth protected resource (RFC 9728); undefined without auth.oidc. */
+  readonly resource: ProtectedResource | undefined;
   /** Imports the servers' tools into each generation, pins their definitions. */
   readonly mcp: McpCatalog;
   /** OpenTelemetry spans of calls (config `tracing`); undefined when off. */
@@ -122,6 +125,7 @@ export class Gateway extends EventEmitter<{ reload: [ReloadResult] }> {
     this.secrets = opts.loaded.secrets;
     this.auth = new Authenticator(config, opts.now ? { now: opts.now } : {});
     this.keys = this.auth.keys;
+    this.resource = protectedResource(config);
     this.audit = opts.audit ?? createAuditSink(config, (msg, err) => this.warn(msg, err));
     this.mcpPool = new McpPool([], { secrets: this.secrets, ...(opts.mcpTrace ? { trace: opts.mcpTrace } : {}) });
     this.adapters = { http: new HttpAdapter(), builtin: new BuiltinAdapter({ lookup: opts.lookup, maxResponseBytes: config.defaults.http.maxResponseBytes }), mcp: new McpAdapter(this.mcpPool) };
@@ -136,6 +140,7 @@ export class Gateway extends EventEmitter<{ reload: [ReloadResult] }> {
     const redis = this.state instanceof RedisStore ? this.state : undefined;
     if (redis) this.readiness.add('redis', () => ({ ready: true, state: redis.isUp ? 'up' : 'down' }));
     this.breakerSync = config.state.redis ? new BreakerSync(config.state.redis, this.health, () => this.registry) : undefined;
+    // Four-eyes needs identities to tell apart: keys or tokens.
     const withKeys = config.auth.mode === 'keys' && (config.auth.keys.length > 0 || config.auth.oidc.length > 0);
     this.confirmations = new Confirmations(this.state, this.audit, config.confirmations, withKeys, opts.now);
     this.calls = new CallRecords(this.state, (config.confirmations.ttlSeconds + 86400) * 1000);

@@ -131,6 +131,14 @@ function semanticProblems(config: Config, file: string): FileProblem[] {
   }
   problems.push(...consoleOidcProblems(config, file));
   for (const p of oidcProblems(config)) problems.push({ file, ...p });
+  if (config.auth.oidc.length > 0 && config.server.publicUrl === undefined) {
+    // Never derived from the request: a spoofed Host header would name the resource clients ask tokens for.
+    problems.push({
+      file,
+      path: '/server/publicUrl',
+      message: 'auth.oidc needs server.publicUrl, the URL clients reach the gateway at (e.g. "https://toolgate.example.com"): it is the resource in the OAuth metadata and the default token audience',
+    });
+  }
   if (config.auth.mode === 'keys' && config.auth.keys.length === 0 && config.auth.oidc.length === 0 && !isLoopback(config.server.host)) {
     problems.push({
       file,

@@ -49,6 +49,10 @@ const OidcIssuer = Type.Object(
         { additionalProperties: false },
       ),
     ),
+    requiredScopes: Type.Array(Type.String({ minLength: 1, pattern: '^[\\x21\\x23-\\x5B\\x5D-\\x7E]+$' }), {
+      default: [],
+      description: 'scopes a token of this issuer must carry to use the gateway at all (else 403 insufficient_scope); advertised as scopes_supported',
+    }),
     defaultRoles: Type.Array(Role, { default: ['agent'], description: 'when the token carries no roles' }),
     defaultTools: Type.Array(Type.String({ minLength: 1 }), { default: [], description: 'when the token carries no tools: sees nothing' }),
     introspection: Type.Optional(

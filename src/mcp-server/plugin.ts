@@ -2,6 +2,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { globToRegExp } from '../auth/caller.js';
 import type { Gateway, ReloadResult } from '../gateway.js';
 import { requireCaller } from '../plugins/auth.js';
+import { requireScopes } from '../plugins/scopes.js';
 import { errorResponses } from '../routes/schemas.js';
 import { jsonRpcError, toWebRequest, withOpeningComment } from './http.js';
 import { isJsonContentType, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/server';
@@ -88,6 +89,7 @@ export async function mcpServerRoutes(app: FastifyInstance, opts: { gw: Gateway 
   const fastCalls = elicitable.length === 0;
 
   requireCaller(app, gw.auth);
+  requireScopes(app, gw.resource);
 
   // The SDK reads the body itself: malformed JSON and wrong media types get its JSON-RPC answers.
   app.removeAllContentTypeParsers();

@@ -1,5 +1,7 @@
 import type { FastifyError, FastifyInstance } from 'fastify';
 import { GatewayError, isGatewayError } from '../errors.js';
+import { challengeFor } from '../auth/challenge.js';
+import type { ProtectedResource } from '../auth/resource.js';
 
 /** Maps anything thrown in a route to a GatewayError from the one catalogue. */
 export function toGatewayError(err: FastifyError | Error): GatewayError {
@@ -26,10 +28,18 @@ export function toGatewayError(err: FastifyError | Error): GatewayError {
   return new GatewayError('INTERNAL', 'internal error', { cause: err });
 }
 
-/** One error handler and one not-found handler: every error body has the SPEC §3 shape. */
-export function registerErrorHandling(app: FastifyInstance): void {
+/**
+ * One error handler and one not-found handler: every error body has the SPEC §3 shape. A 401 or
+ * 403 gets its WWW-Authenticate challenge here, whichever route or hook refused.
+ */
+export function registerErrorHandling(app: FastifyInstance, opts: { resource?: ProtectedResource | undefined } = {}): void {
   app.setErrorHandler((err: FastifyError, req, reply) => {
-    const g = toGatewayError(err);
+    let g = toGatewayError(err);
+    if (g.status === 401 || g.status === 403) {
+      const c = challengeFor(g, req, opts.resource);
+      g = c.error;
+      if (c.header) reply.header('www-authenticate', c.header);
+    }
     if (g.code === 'INTERNAL') req.log.error({ err }, 'unhandled error');
     if (g.retryAfterSeconds !== undefined) reply.header('retry-after', String(Math.max(1, Math.ceil(g.retryAfterSeconds))));
     return reply.code(g.status).send(g.toBody());

@@ -95,6 +95,8 @@ export interface DriverJob {
   elicit?: 'accept' | 'decline';
   /** Inspector 2.x: `--protocol-era`. */
   era?: 'legacy' | 'auto' | 'modern';
+  /** mcp-remote: without `--silent`, so that its stderr (in the error) says why it failed. */
+  verbose?: boolean;
 }
 
 export interface DriverResult {

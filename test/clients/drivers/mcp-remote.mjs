@@ -16,7 +16,7 @@ run(async () => {
   const elicited = [];
   const transport = new StdioClientTransport({
     command: process.execPath,
-    args: [process.argv[3], job.url, '--header', `Authorization:Bearer ${job.key}`, '--transport', job.transport === 'sse' ? 'sse-only' : 'http-only', '--silent'],
+    args: [process.argv[3], job.url, '--header', `Authorization:Bearer ${job.key}`, '--transport', job.transport === 'sse' ? 'sse-only' : 'http-only', ...(job.verbose ? [] : ['--silent'])],
     // its OAuth state dir, away from $HOME
     env: { ...process.env, MCP_REMOTE_CONFIG_DIR: configDir },
     stderr: 'pipe',
