@@ -103,7 +103,7 @@ describe('console: sign in with the issuer (Chromium, oidc-provider)', () => {
     iss.defaultUser = 'alice';
     await button.click();
     // Issuer (login + consent automated) and back to the console, which exchanges the code.
-    await expect.poll(() => status(page), { timeout: 15_000 }).toMatch(/^Signed in as Alice Admin\. Pending list refreshed/);
+    await expect.poll(() => status(page), { timeout: 15_000 }).toMatch(/^Signed in as alice\. Pending list refreshed/);
     expect(page.url()).toBe(`${base}/console`); // the code left the address bar
     expect(iss.logins.at(-1)).toEqual({ user: 'alice', clientId: 'toolgate-console' });
 
