@@ -6,6 +6,7 @@ import { Discovery } from './discovery.js';
 import { fromJose, quote, tokenError } from './errors.js';
 import { introspect } from './introspection.js';
 import { JwksCache } from './jwks.js';
+import { defaultAudiences } from '../resource.js';
 
 /** Tunables shared by every issuer (the config's values; tests shorten them). */
 export interface IssuerRuntime {
@@ -16,10 +17,14 @@ export interface IssuerRuntime {
 
 const TYPES = new Set(['jwt', 'at+jwt', 'application/at+jwt', 'application/jwt']);
 
-/** The audiences a token must name one of: the issuer's `audience`, else `server.publicUrl`. */
+/**
+ * The audiences a token must name one of: the issuer's `audience`, else `server.publicUrl` as MCP
+ * clients send it for RFC 8707 `resource` (mcp-remote and the SDKs add a trailing slash to a bare
+ * origin, or ask for `<publicUrl>/mcp`): see defaultAudiences.
+ */
 export function audiencesOf(cfg: OidcIssuerConfig, publicUrl: string | undefined): string[] {
   if (cfg.audience !== undefined) return typeof cfg.audience === 'string' ? [cfg.audience] : [...cfg.audience];
-  return publicUrl === undefined ? [] : [publicUrl];
+  return publicUrl === undefined ? [] : defaultAudiences(publicUrl);
 }
 
 /** One trusted issuer: verifies its JWT access tokens (and, configured, introspects its opaque ones). */
