@@ -1,10 +1,17 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { decodeJwt } from 'jose';
 import type { Client } from '@modelcontextprotocol/client';
 import { echoTool, startGateway, type TestGateway } from '../helpers/app.js';
 import { freePort } from '../helpers/server-process.js';
 import { startIssuer, type TestIssuer } from '../helpers/oidc-provider.js';
 import { connectWithOAuth } from '../helpers/mcp-oauth-client.js';
+import { clientFile, ensureClients, runDriver } from '../helpers/clients.js';
+
+const BROWSER = fileURLToPath(new URL('../fixtures/oauth/browser.mjs', import.meta.url));
 
 const OTHER = 'http://127.0.0.1:1/another-api';
 const SCOPE = 'mcp:tools';
@@ -123,5 +130,51 @@ describe('MCP authorization end to end (v2 SDK client, oidc-provider)', () => {
     expect(mcp.status).toBe(403);
     expect(mcp.headers.get('www-authenticate') ?? '').toContain('error="insufficient_scope"');
     expect(mcp.headers.get('www-authenticate') ?? '').toContain(SCOPE);
+  });
+
+  describe('mcp-remote (its own OAuth client; $BROWSER follows the automated login)', () => {
+    beforeAll(async () => {
+      await ensureClients();
+    }, 11 * 60_000);
+
+    /** mcp-remote with no header: it must find the issuer from the gateway's 401 and sign in by itself. */
+    async function viaMcpRemote(user: string, calls: { name: string; arguments: Record<string, unknown> }[]) {
+      const browserLog = join(mkdtempSync(join(tmpdir(), 'toolgate-browser-')), 'visits.jsonl');
+      if (/[\s:]/.test(process.execPath + BROWSER)) throw new Error(`$BROWSER cannot hold a path with a space or colon: ${process.execPath} ${BROWSER}`);
+      const report = await runDriver(
+        'mcp-remote',
+        { url: `${base}/mcp`, key: '', transport: 'http', calls, ...(process.env['E2E_VERBOSE'] ? { verbose: true } : {}), env: { BROWSER: `${process.execPath} ${BROWSER}`, TOOLGATE_LOGIN_HINT: user, TOOLGATE_BROWSER_LOG: browserLog, DISPLAY: '', XDG_CURRENT_DESKTOP: '' } },
+        { node: 'current', args: [clientFile('mcp-remote/dist/proxy.js')], timeoutMs: 90_000 },
+      );
+      let visits: { url?: string; status?: number; error?: string }[] = [];
+      try {
+        visits = readFileSync(browserLog, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as { url?: string });
+      } catch {
+        // the browser never ran
+      }
+      return { report, visits };
+    }
+
+    it('discovers, registers, signs alice in through the browser, lists and calls tools', async () => {
+      const before = iss.requests.filter((r) => r === 'POST /reg').length;
+      const { report, visits } = await viaMcpRemote('alice', [{ name: 'files.read', arguments: { path: '/srv/remote.txt' } }]);
+      expect(report.error, JSON.stringify(visits)).toBeUndefined();
+      expect(iss.requests.filter((r) => r === 'POST /reg').length).toBe(before + 1);
+      expect(visits[0]?.url).toMatch(new RegExp(`^${iss.issuer}/auth\\?`));
+      const callback = visits.find((v) => v.url && new URL(v.url).searchParams.has('code') && !v.url.startsWith(iss.issuer));
+      expect(callback, JSON.stringify(visits)).toBeDefined();
+      expect(iss.logins.at(-1)?.user).toBe('alice');
+      expect(report.tools.sort()).toEqual(['files.read', 'ops.restart', 'weather.current']);
+      expect(report.results).toEqual([{ name: 'files.read', text: expect.stringContaining('/srv/remote.txt') as unknown as string, isError: false }]);
+    }, 120_000);
+
+    it('bob, signed in the same way, sees only his tools', async () => {
+      const { report, visits } = await viaMcpRemote('bob', [{ name: 'files.read', arguments: { path: '/srv/remote.txt' } }]);
+      expect(report.error, JSON.stringify(visits)).toBeUndefined();
+      expect(iss.logins.at(-1)?.user).toBe('bob');
+      expect(report.tools).toEqual(['weather.current']);
+      expect(report.results[0]?.isError).toBe(true);
+      expect(report.results[0]?.text).not.toContain('/srv/remote.txt');
+    }, 120_000);
   });
 });
