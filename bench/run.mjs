@@ -20,6 +20,7 @@ const benches = [
   { name: 'Memory: 1,000 tools, 100,000 calls', args: ['bench/memory.mjs'] },
   { name: 'Against the peers: MCP proxies fronting server-everything', args: ['bench/peers.mjs'] },
   { name: 'SQL guard: the cost of one readOnlySql check', args: ['bench/sql-guard.mjs'] },
+  { name: 'Identity: a JWT-authenticated call against an API-key call', args: ['bench/oidc-auth.mjs'] },
 ].filter((b) => only.length === 0 || only.some((o) => b.args.join(' ').includes(o)));
 
 const machine = `${cpus()[0]?.model ?? 'unknown CPU'}, ${cpus().length} cores, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}`;

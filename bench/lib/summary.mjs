@@ -105,6 +105,11 @@ export function summaryRows(blocks) {
       add('peers-baseline', `toolgate \`/mcp\`, v2 client, ${era}: calls/s, 32 clients, vs \`/mcp\` at ${pb.baselineCommit} (legacy)`, `${Math.round(t.conc.rps).toLocaleString('en-US')} vs ${Math.round(base.conc.rps).toLocaleString('en-US')} (${f(r)}×)`, 'no slower (≥ 1.00×)', r >= 1);
     }
   }
+  const o = blocks['oidc-auth']?.data;
+  if (o) {
+    add('oidc-auth', 'gateway CPU per call, JWT (cached) − API key, HTTP', `${o.http.diffUs >= 0 ? '+' : ''}${f(o.http.diffUs, 1)} µs (${f(o.http.jwt.cpuUs, 0)} vs ${f(o.http.key.cpuUs, 0)} µs)`, `≤ ${o.targetUs} µs`, o.met.http);
+    add('oidc-auth', 'Authenticator CPU per call, JWT (cached) − API key, in process', `${o.inProcess.diffUs >= 0 ? '+' : ''}${f(o.inProcess.diffUs)} µs`, `≤ ${o.targetUs} µs`, o.met.inProcess);
+  }
   return rows;
 }
 

@@ -68,6 +68,8 @@ export class Authenticator {
     if (pending) return pending;
     const p = this.verify(token).then(
       (caller) => {
+        // A token must not act as an API key's caller: ids own call records, confirmations and limits.
+        if (this.keys.callerById(caller.id)) throw tokenError('invalid_claims', `the token's caller id ${quote(caller.id)} is the id of an API key`);
         attachToken(caller, token);
         this.cache.set(digest, caller);
         return caller;

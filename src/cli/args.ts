@@ -17,7 +17,8 @@ would serve and warns about risky settings.
   --tools-dir DIR   tools directory (default: the config's tools.dir)
   --json            one JSON document { ok, errors, warnings, tools, ... }
   --connect[=MS]    also start each MCP server once (each bounded by MS, default 10000), list its
-                    tools and end it; a server that does not come up is an error naming why
+                    tools and end it; a server that does not come up is an error naming why;
+                    and fetch each auth.oidc issuer's discovery document and JWKS
 Exit status: 0 no errors (warnings allowed), 1 errors found, 2 usage error.`;
 
 export class UsageError extends Error {}

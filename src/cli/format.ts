@@ -1,5 +1,5 @@
 import { formatProblem } from '../util/source.js';
-import type { CheckReport, ServerSummary, ToolSummary } from './types.js';
+import type { CheckReport, IssuerSummary, ServerSummary, ToolSummary } from './types.js';
 
 /** The human form of a report: problems first (file:line: path: message), then tools, then warnings. */
 
@@ -16,6 +16,14 @@ function table(rows: readonly string[][]): string[] {
 function connected(s: ServerSummary): string[] {
   if (!s.connect) return [];
   return [s.connect.ok ? `up (${s.connect.protocolVersion ?? 'unknown revision'}, ${s.connect.tools} tools)` : 'DOWN'];
+}
+
+/** The `--connect` column of an issuer: its keys and their algorithms, or DOWN (the error is listed above). */
+function issuerConnected(i: IssuerSummary): string[] {
+  if (!i.connect) return [];
+  if (!i.connect.ok) return ['DOWN'];
+  const discovery = i.connect.discovery ? 'discovery ok (issuer matches), ' : '';
+  return [`${discovery}${i.connect.keys} key(s), ${i.connect.usableKeys} usable (${i.connect.keyAlgorithms.join(', ')})`];
 }
 
 export function formatReport(r: CheckReport): string {
@@ -36,6 +44,17 @@ export function formatReport(r: CheckReport): string {
   if (r.mcpServers.length > 0) {
     lines.push('', `MCP servers (${r.mcpServers.length}; their tools are imported when the gateway connects):`);
     lines.push(...table(r.mcpServers.map((s) => [s.name, s.transport, `include: ${s.include === null ? '(all)' : s.include.join(', ')}`, ...connected(s), s.file])));
+  }
+  if (r.issuers.length > 0) {
+    lines.push('', `issuers (${r.issuers.length}):`);
+    lines.push(...table(r.issuers.map((i) => [
+      i.issuer,
+      `audience: ${i.audience.join(', ')}`,
+      `algorithms: ${i.algorithms.join(', ')}`,
+      i.jwksUri === null ? 'keys from discovery' : `jwksUri: ${i.jwksUri}`,
+      ...(i.introspection ? ['introspection'] : []),
+      ...issuerConnected(i),
+    ])));
   }
   if (r.warnings.length > 0) {
     lines.push('', `warnings (${r.warnings.length}):`, ...r.warnings.map((w) => `warning: ${formatProblem(w)} [${w.rule}]`));

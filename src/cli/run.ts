@@ -6,6 +6,7 @@ import type { CompiledTool } from '../tools/types.js';
 import type { Env } from '../util/env.js';
 import { parseSource, type FileProblem, type ParsedSource } from '../util/source.js';
 import { connectOnce } from './connect.js';
+import { connectIssuers, summarizeIssuers } from './oidc.js';
 import { withLine } from './locate.js';
 import { findInlineSecrets } from './secrets.js';
 import type { CheckReport, CheckWarning, ToolSummary } from './types.js';
@@ -71,7 +72,7 @@ export async function runCheck(opts: CheckOptions): Promise<CheckReport> {
   const configRaw = existsSync(configFile) ? readRaw(configFile) : undefined;
   if (configRaw) warnings.push(...secretWarnings(configFile, configRaw));
   const config = loaded ? (loaded.file ?? null) : configFile;
-  if (!loaded) return { ok: false, config, toolsDir: null, errors, warnings, tools: [], mcpServers: [] };
+  if (!loaded) return { ok: false, config, toolsDir: null, errors, warnings, tools: [], mcpServers: [], issuers: [] };
   const configName = loaded.file ?? '(embedded defaults)';
   const keysLine = configRaw?.lineOf('/auth/keys');
   for (const message of loaded.warnings) {
@@ -107,6 +108,14 @@ export async function runCheck(opts: CheckOptions): Promise<CheckReport> {
     const connect = connected?.results.get(s.spec.name);
     return { name: s.spec.name, file: s.file, transport: s.spec.transport, include: s.spec.include ?? null, ...(connect ? { connect } : {}) };
   });
+  const issuerConnect = opts.connectTimeoutMs === undefined || loaded.config.auth.oidc.length === 0
+    ? undefined
+    : await connectIssuers(loaded.config, configName, opts.connectTimeoutMs);
+  if (issuerConnect) errors.push(...issuerConnect.errors.map((p) => withLine(p, configRaw)));
+  const issuers = summarizeIssuers(loaded.config).map((s, n) => {
+    const connect = issuerConnect?.results[n];
+    return connect ? { ...s, connect } : s;
+  });
   warnings.sort((a, b) => (a.file < b.file ? -1 : a.file > b.file ? 1 : (a.line ?? 0) - (b.line ?? 0)));
-  return { ok: errors.length === 0, config, toolsDir: dir, errors, warnings, tools: registry.tools.map(summarize), mcpServers };
+  return { ok: errors.length === 0, config, toolsDir: dir, errors, warnings, tools: registry.tools.map(summarize), mcpServers, issuers };
 }

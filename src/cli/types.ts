@@ -34,6 +34,36 @@ export type ConnectResult =
   | { readonly ok: true; readonly protocolVersion?: string; readonly tools: number }
   | { readonly ok: false; readonly error: string };
 
+export interface IssuerSummary {
+  readonly issuer: string;
+  /** The aud values its tokens must name one of. */
+  readonly audience: readonly string[];
+  readonly algorithms: readonly string[];
+  /** null: taken from discovery. */
+  readonly jwksUri: string | null;
+  readonly introspection: boolean;
+  /** With `--connect`: what its discovery document and JWKS said, or why they could not be had. */
+  readonly connect?: IssuerConnect;
+}
+
+export interface IssuerDiscovery {
+  readonly issuerMatches: true;
+  readonly jwksUri: string | null;
+  readonly introspectionEndpoint: string | null;
+}
+
+export type IssuerConnect =
+  | {
+      readonly ok: true;
+      readonly discovery?: IssuerDiscovery;
+      readonly jwksUri: string;
+      readonly keys: number;
+      /** Keys that can verify one of the configured algorithms. */
+      readonly usableKeys: number;
+      readonly keyAlgorithms: readonly string[];
+    }
+  | { readonly ok: false; readonly error: string };
+
 export interface CheckReport {
   readonly ok: boolean;
   readonly config: string | null;
@@ -43,4 +73,6 @@ export interface CheckReport {
   readonly tools: readonly ToolSummary[];
   /** MCP servers declared in tools.d: their tools are imported at run time, so not listed in `tools`. */
   readonly mcpServers: readonly ServerSummary[];
+  /** auth.oidc, as the gateway would trust it. */
+  readonly issuers: readonly IssuerSummary[];
 }

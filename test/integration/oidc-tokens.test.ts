@@ -61,6 +61,13 @@ describe('OIDC access tokens', () => {
     expect(reasonOf(wrong)).toBe('malformed');
   });
 
+  it('a token whose caller id is an API key\'s id is refused: it cannot read that key\'s call records or act as it', async () => {
+    const res = await listTools(gw, await idp.mint({ sub: 'agent-1', tools: ['*'] }));
+    expect(res.statusCode).toBe(401);
+    expect(reasonOf(res)).toBe('invalid_claims');
+    expect(res.json().error.message).toMatch(/is the id of an API key/);
+  });
+
   it('a second issuer is verified against its own keys, claims mapping and defaults', async () => {
     const token = await idp2.mint({ sub: 'svc', client_id: 'batch-job', realm_access: { roles: ['agent'] } });
     expect(toolNames(await listTools(gw, token))).toEqual(['files.read']); // defaultTools
@@ -95,7 +102,8 @@ describe('OIDC access tokens', () => {
       bodies.push((await gw.call('weather.now', {}, { key: t })).body);
       bodies.push((await gw.app.inject({ method: 'POST', url: '/mcp', headers: { authorization: `Bearer ${t}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, payload: { jsonrpc: '2.0', id: 1, method: 'tools/list' } })).body);
     }
-    await gw.audit();
+    expect(Object.keys(JSON.parse(bodies[0] as string) as object)).not.toContain("error"); // the good token's call went through
+    expect(bodies[2]).toMatch(/"reason":"expired"/);
     const everything = [...lines, ...bodies, JSON.stringify(await gw.audit())].join('\n');
     expect(lines.length).toBeGreaterThan(0);
     for (const t of [good, expired, wrongAud]) {
