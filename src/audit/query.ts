@@ -5,6 +5,9 @@ import type { AuditRecord } from './types.js';
 export interface AuditFilter {
   tool?: string | undefined;
   caller?: string | undefined;
+  /** A token caller's subject (any issuer's, unless `issuer` narrows it). */
+  subject?: string | undefined;
+  issuer?: string | undefined;
   outcome?: string | undefined;
   event?: string | undefined;
   /** ISO times, inclusive. */
@@ -23,6 +26,8 @@ export interface AuditPage {
 export function matches(r: AuditRecord, f: AuditFilter): boolean {
   if (f.tool !== undefined && r.tool !== f.tool) return false;
   if (f.caller !== undefined && r.caller !== f.caller) return false;
+  if (f.subject !== undefined && r.subject !== f.subject) return false;
+  if (f.issuer !== undefined && r.issuer !== f.issuer) return false;
   if (f.outcome !== undefined && r.outcome !== f.outcome) return false;
   if (f.event !== undefined && (r.event ?? 'call') !== f.event) return false;
   if (f.since !== undefined && r.ts < f.since) return false;

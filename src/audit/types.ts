@@ -9,6 +9,10 @@ export interface AuditRecord {
   callId?: string;
   sessionId?: string | undefined;
   caller?: string;
+  /** A token caller's issuer, subject and client (absent for API keys). */
+  subject?: string;
+  clientId?: string;
+  issuer?: string;
   tool?: string;
   backend?: string | undefined;
   attempts?: number;

@@ -39,3 +39,29 @@ export function canSee(caller: Caller, tool: CompiledTool): boolean {
 export function hasRole(caller: Caller, role: Role): boolean {
   return caller.roles.has(role);
 }
+
+/**
+ * The key a caller's state is kept under (rate limits, loop guard, idempotency, MCP sessions): its
+ * id, qualified by the issuer for a token caller, so that two issuers' subjects with the same claim
+ * value, or a token subject named like an API key, never share a bucket or a session.
+ */
+export function callerKey(caller: Caller): string {
+  return caller.identity ? `${caller.identity.issuer}\u0000${caller.id}` : caller.id;
+}
+
+/** The same person: issuer and subject when both are token callers (one person with two clients is one), never a key and a token, else the key id. */
+export function samePerson(a: { id: string; identity?: Pick<TokenIdentity, 'issuer' | 'subject'> | undefined }, b: { id: string; identity?: Pick<TokenIdentity, 'issuer' | 'subject'> | undefined }): boolean {
+  if (a.identity && b.identity) return a.identity.issuer === b.identity.issuer && a.identity.subject === b.identity.subject;
+  if (a.identity || b.identity) return false;
+  return a.id === b.id;
+}
+
+/** `{ issuer }` of a token caller, for records that name their caller (with the id, who may read them). */
+export function issuerField(caller: Caller): { issuer?: string } {
+  return caller.identity ? { issuer: caller.identity.issuer } : {};
+}
+
+/** The caller that made a record (by id and, for tokens, issuer) is this one. */
+export function madeBy(record: { caller: string; issuer?: string | undefined }, caller: Caller): boolean {
+  return record.caller === caller.id && record.issuer === caller.identity?.issuer;
+}

@@ -47,7 +47,7 @@ export interface Challenged {
 export function challengeFor(err: GatewayError, req: FastifyRequest, pr: ProtectedResource | undefined): Challenged {
   if (err.code === 'UNAUTHENTICATED') {
     const invalid = presented(req) ? `, error="invalid_token", error_description=${quoted(err.message)}` : '';
-    if (pr) return { error: err, header: `Bearer resource_metadata=${quoted(pr.metadataUrl)}${invalid}` };
+    if (pr) return { error: err, header: pr.metadataUrl ? `Bearer resource_metadata=${quoted(pr.metadataUrl)}${invalid}` : `Bearer realm="toolgate"${invalid}` };
     const error = new GatewayError('UNAUTHENTICATED', `${err.message}: ${KEYS_ONLY}`, { modelMessage: KEYS_ONLY_MODEL });
     const why = presented(req) ? ', error="invalid_token"' : '';
     return { error, header: `Bearer realm="toolgate"${why}, error_description=${quoted('this gateway takes API keys only (no OAuth): send Authorization: Bearer <key>')}` };
@@ -57,7 +57,8 @@ export function challengeFor(err: GatewayError, req: FastifyRequest, pr: Protect
     const scopes = err.insufficientScope ?? roleScopes(req, caller, pr);
     if (scopes === undefined) return { error: err };
     const scope = scopes.length > 0 ? `, scope=${quoted(scopes.join(' '))}` : '';
-    return { error: err, header: `Bearer error="insufficient_scope"${scope}, resource_metadata=${quoted(pr.metadataUrl)}, error_description=${quoted(err.message)}` };
+    const metadata = pr.metadataUrl ? `, resource_metadata=${quoted(pr.metadataUrl)}` : '';
+    return { error: err, header: `Bearer error="insufficient_scope"${scope}${metadata}, error_description=${quoted(err.message)}` };
   }
   return { error: err };
 }

@@ -3,13 +3,14 @@ import type { Config, OidcIssuerConfig } from '../config/schema.js';
 /**
  * The gateway as an OAuth protected resource (RFC 9728). Its identifier is `server.publicUrl`,
  * never a name taken from the request (a spoofed Host would otherwise choose the audience clients
- * ask tokens for). Absent without `auth.oidc`: the gateway then takes API keys only.
+ * ask tokens for): without it, tokens still work (with an explicit audience) but no metadata is
+ * published. Absent without `auth.oidc`: the gateway then takes API keys only.
  */
 export interface ProtectedResource {
-  /** `server.publicUrl` without a trailing slash: the resource of the root metadata document. */
-  readonly resource: string;
-  /** Where every 401 points clients (`resource_metadata`). */
-  readonly metadataUrl: string;
+  /** `server.publicUrl` without a trailing slash: the resource of the root metadata document; undefined when unset (no metadata is published). */
+  readonly resource: string | undefined;
+  /** Where every 401 points clients (`resource_metadata`); undefined without publicUrl. */
+  readonly metadataUrl: string | undefined;
   readonly authorizationServers: readonly string[];
   /** The issuers' `requiredScopes`, once each. */
   readonly scopesSupported: readonly string[];
@@ -24,13 +25,13 @@ export function trimSlash(url: string): string {
 }
 
 export function protectedResource(config: Pick<Config, 'server' | 'auth'>): ProtectedResource | undefined {
-  const { oidc } = config.auth;
+  const { oidc, mode } = config.auth;
+  if (oidc.length === 0 || mode === 'none') return undefined;
   const publicUrl = config.server.publicUrl;
-  if (oidc.length === 0 || publicUrl === undefined) return undefined;
-  const resource = trimSlash(publicUrl);
+  const resource = publicUrl === undefined ? undefined : trimSlash(publicUrl);
   return {
     resource,
-    metadataUrl: `${resource}${METADATA_PATH}`,
+    metadataUrl: resource === undefined ? undefined : `${resource}${METADATA_PATH}`,
     authorizationServers: [...new Set(oidc.map((i) => i.issuer))],
     scopesSupported: [...new Set(oidc.flatMap((i) => i.requiredScopes))],
     issuers: oidc,
@@ -48,7 +49,7 @@ export function defaultAudiences(publicUrl: string): string[] {
 }
 
 /** The RFC 9728 document: the root one names the gateway, the `/mcp` one names `<publicUrl>/mcp` (§3.3: the resource must be the URL the document was formed from). */
-export function metadataDocument(pr: ProtectedResource, suffix: '' | '/mcp'): Record<string, unknown> {
+export function metadataDocument(pr: ProtectedResource & { resource: string }, suffix: '' | '/mcp'): Record<string, unknown> {
   return {
     resource: `${pr.resource}${suffix}`,
     authorization_servers: pr.authorizationServers,

@@ -16,6 +16,8 @@ export interface CallRecord {
   callId: string;
   tool: string;
   caller: string;
+  /** A token caller's issuer: with `caller`, who may read the call. */
+  issuer?: string;
   sessionId?: string | undefined;
   status: CallStatus;
   /** Ran in the background (`async: true` or `Prefer: respond-async`). */

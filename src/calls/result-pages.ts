@@ -1,11 +1,13 @@
 import type { ToolResult } from '../adapters/types.js';
 import type { StateStore } from '../state/types.js';
+import { issuerField, type Caller } from '../auth/caller.js';
 
 /** A large result's full text, kept for paging after the response carried only its first part. */
 interface StoredResult {
   callId: string;
   tool: string;
   caller: string;
+  issuer?: string;
   text: string;
   /** Bytes of the whole document; more than the kept text when it was over the store's cap. */
   totalBytes: number;
@@ -48,17 +50,17 @@ export class ResultPages {
   }
 
   /** Keeps the document; resolves with its size in bytes. */
-  async keep(callId: string, tool: string, caller: string, result: ToolResult): Promise<number> {
+  async keep(callId: string, tool: string, caller: Caller, result: ToolResult): Promise<number> {
     const doc = Buffer.from(resultDocument(result));
     const text = doc.length > this.maxStoredBytes ? doc.subarray(0, charStart(doc, this.maxStoredBytes)).toString('utf8') : doc.toString('utf8');
-    const stored: StoredResult = { callId, tool, caller, text, totalBytes: doc.length, createdAt: new Date().toISOString() };
+    const stored: StoredResult = { callId, tool, caller: caller.id, ...issuerField(caller), text, totalBytes: doc.length, createdAt: new Date().toISOString() };
     await this.store.set(this.key(callId), JSON.stringify(stored), this.retentionMs);
     return doc.length;
   }
 
-  async owner(callId: string): Promise<{ caller: string; tool: string } | undefined> {
+  async owner(callId: string): Promise<{ caller: string; issuer?: string; tool: string } | undefined> {
     const stored = await this.load(callId);
-    return stored && { caller: stored.caller, tool: stored.tool };
+    return stored && { caller: stored.caller, ...(stored.issuer !== undefined ? { issuer: stored.issuer } : {}), tool: stored.tool };
   }
 
   /** `limit` bytes from `offset`, both moved back to a character's start; undefined when not kept (or expired). */

@@ -70,6 +70,10 @@ export function loadConfig(opts: { file?: string; env: Env }): LoadedConfig {
     warnings.push('no API key is configured: serving on loopback only, every local caller acts with all roles');
   }
   if (config.auth.mode === 'none' && config.auth.oidc.length > 0) warnings.push('auth.mode is none: auth.oidc is ignored, every caller is anonymous');
+  if (config.auth.oidc.length > 0 && config.server.publicUrl === undefined && config.auth.mode === 'keys') {
+    // Never derived from a request's Host header: a spoofed one would name the resource clients ask tokens for.
+    warnings.push('auth.oidc without server.publicUrl: no OAuth metadata is published and 401s name no resource_metadata, so MCP clients cannot discover the issuer; set server.publicUrl to the URL clients reach the gateway at');
+  }
   const consoleWarning = consoleOriginWarning(config);
   if (consoleWarning) warnings.push(consoleWarning);
   return { config: deepFreeze(config), secrets, file: usedFile, warnings };
@@ -131,14 +135,6 @@ function semanticProblems(config: Config, file: string): FileProblem[] {
   }
   problems.push(...consoleOidcProblems(config, file));
   for (const p of oidcProblems(config)) problems.push({ file, ...p });
-  if (config.auth.oidc.length > 0 && config.server.publicUrl === undefined) {
-    // Never derived from the request: a spoofed Host header would name the resource clients ask tokens for.
-    problems.push({
-      file,
-      path: '/server/publicUrl',
-      message: 'auth.oidc needs server.publicUrl, the URL clients reach the gateway at (e.g. "https://toolgate.example.com"): it is the resource in the OAuth metadata and the default token audience',
-    });
-  }
   if (config.auth.mode === 'keys' && config.auth.keys.length === 0 && config.auth.oidc.length === 0 && !isLoopback(config.server.host)) {
     problems.push({
       file,

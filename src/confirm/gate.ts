@@ -3,6 +3,7 @@ import { redactArgs } from '../audit/record.js';
 import type { CallRequest, PendingResponse } from '../pipeline/index.js';
 import type { CompiledTool } from '../tools/types.js';
 import { digest } from '../util/hash.js';
+import { snapshotOf, type AskerSnapshot } from './asker.js';
 import type { Confirmations, Confirmation } from './service.js';
 
 export interface GateDeps {
@@ -14,6 +15,12 @@ export interface GateDeps {
 }
 
 const SUMMARY_ARGS_MAX = 400;
+
+/** A token caller's snapshot (it is in no key table to look up when the call is approved). */
+function withAsker(req: CallRequest): { asker?: AskerSnapshot } {
+  const asker = snapshotOf(req.caller);
+  return asker ? { asker } : {};
+}
 
 /** Stage: a call that needs confirmation becomes a pending confirmation bound to its exact arguments and caller. */
 export function makeGate(deps: GateDeps) {
@@ -29,6 +36,7 @@ export function makeGate(deps: GateDeps) {
       argsRedacted,
       argsDigest: digest(args),
       caller: req.caller.id,
+      ...withAsker(req),
       sessionId: req.sessionId,
       requestId: req.requestId,
       summary,
@@ -38,6 +46,7 @@ export function makeGate(deps: GateDeps) {
       callId,
       tool: tool.name,
       caller: req.caller.id,
+      ...(req.caller.identity ? { issuer: req.caller.identity.issuer } : {}),
       sessionId: req.sessionId,
       status: 'pending_confirmation',
       confirmationId: conf.id,

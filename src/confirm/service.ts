@@ -1,5 +1,7 @@
 import { GatewayError } from '../errors.js';
-import type { Caller } from '../auth/caller.js';
+import { samePerson, type Caller } from '../auth/caller.js';
+import { approverIdentityFields, identityFields } from '../audit/identity.js';
+import type { AskerSnapshot } from './asker.js';
 import { auditRecord } from '../audit/record.js';
 import type { AuditSink } from '../audit/types.js';
 import type { StateStore } from '../state/types.js';
@@ -14,6 +16,8 @@ export interface Confirmation {
   argsRedacted: unknown;
   argsDigest: string;
   caller: string;
+  /** A token caller as it asked (roles, tool globs, identity; never its token): the approved call runs as it. */
+  asker?: AskerSnapshot;
   sessionId?: string | undefined;
   requestId: string;
   createdAt: string;
@@ -123,7 +127,11 @@ export class Confirmations {
 
   mayDecide(approver: Caller, conf: Confirmation): string | undefined {
     if (!approver.roles.has('approver')) return 'only keys with the approver role decide confirmations';
-    if (this.fourEyes && this.config.fourEyes && approver.id === conf.caller) return 'four-eyes: the caller cannot approve its own call';
+    if (this.fourEyes && this.config.fourEyes && samePerson(approver, { id: conf.caller, identity: conf.asker?.identity })) {
+      return conf.asker && approver.identity && approver.id !== conf.caller
+        ? 'four-eyes: the same person (issuer and subject) asked for this call through another client'
+        : 'four-eyes: the caller cannot approve its own call';
+    }
     if (!approver.toolPatterns.some((re) => re.test(conf.tool))) return `this approver may not decide calls of '${conf.tool}'`;
     return undefined;
   }
@@ -145,11 +153,13 @@ export class Confirmations {
         callId: conf.callId,
         sessionId: conf.sessionId,
         caller: conf.caller,
+        ...identityFields(conf.asker?.identity),
         tool: conf.tool,
         args: conf.argsRedacted,
         argsDigest: conf.argsDigest,
         confirmationId: conf.id,
         approver: approver.id,
+        ...approverIdentityFields(approver.identity),
         ...(note ? { note } : {}),
       }),
     );
@@ -174,6 +184,7 @@ export class Confirmations {
           callId: conf.callId,
           sessionId: conf.sessionId,
           caller: conf.caller,
+          ...identityFields(conf.asker?.identity),
           tool: conf.tool,
           argsDigest: conf.argsDigest,
           confirmationId: conf.id,

@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { globToRegExp } from '../auth/caller.js';
+import { callerKey, globToRegExp } from '../auth/caller.js';
 import type { Gateway, ReloadResult } from '../gateway.js';
 import { requireCaller } from '../plugins/auth.js';
 import { requireScopes } from '../plugins/scopes.js';
@@ -177,7 +177,7 @@ export async function mcpServerRoutes(app: FastifyInstance, opts: { gw: Gateway 
     const response = await modern.fetch(webRequest(), req.caller, parsed?.value);
     if (isListen(parsed?.value) && response.status === 200 && response.headers.get('content-type')?.startsWith('text/event-stream')) {
       // An open listen stream: counted against its key until it closes, the oldest ended past the limit.
-      const closed = listens.add(req.caller.id, end);
+      const closed = listens.add(callerKey(req.caller), end);
       reply.raw.once('close', closed);
     }
     return answer(reply, req, response);

@@ -1,5 +1,5 @@
 import { GatewayError, isGatewayError } from '../errors.js';
-import type { Caller } from '../auth/caller.js';
+import { callerKey, issuerField, type Caller } from '../auth/caller.js';
 import type { ProgressNote, ToolResult } from '../adapters/types.js';
 import type { AuditSink } from '../audit/types.js';
 import type { Config } from '../config/schema.js';
@@ -163,7 +163,7 @@ export class CallPipeline {
     const callId = req.approval?.callId ?? newId('c');
     const span = this.deps.tracing?.startCall(req, callId);
     const run: RunState = { started, callId, trail: newTrail(), tool: undefined, backend: undefined, argsDigest: undefined, idem: undefined, span };
-    const caller = req.caller.id;
+    const caller = callerKey(req.caller); // rate limits, loop guard, idempotency: per issuer and id
     let inBackground = false;
     try {
       const tool = (run.tool = resolveTool(this.deps.registry(), req.toolName, req.caller));
@@ -215,7 +215,7 @@ export class CallPipeline {
     const idem = run.idem;
     run.idem = undefined;
     try {
-      await background.start({ callId: run.callId, tool: tool.name, caller: req.caller.id, sessionId: req.sessionId }, async (signal, onProgress) => {
+      await background.start({ callId: run.callId, tool: tool.name, caller: req.caller.id, ...issuerField(req.caller), sessionId: req.sessionId }, async (signal, onProgress) => {
         const bg: CallRequest = { ...req, signal, onProgress, onClientGone: undefined }; // the client may leave: the call goes on
         try {
           return await this.finish(tool, args, bg, run, 0);
@@ -229,7 +229,7 @@ export class CallPipeline {
       run.idem = idem;
       throw e;
     }
-    if (idem) await this.idempotency.complete(req.caller.id, idem.key, idem.digest, accepted);
+    if (idem) await this.idempotency.complete(callerKey(req.caller), idem.key, idem.digest, accepted);
     reportCall(this.deps, req, tool, run.callId, run.trail, { outcome: 'accepted', backend: undefined, durationMs: Math.round(performance.now() - run.started), argsDigest: run.argsDigest }, run.started);
     return accepted;
   }
@@ -256,14 +256,14 @@ export class CallPipeline {
     };
     if (trail.cached) response.cached = true;
     if (more) response.more = more;
-    if (run.idem) await this.idempotency.complete(req.caller.id, run.idem.key, run.idem.digest, response);
+    if (run.idem) await this.idempotency.complete(callerKey(req.caller), run.idem.key, run.idem.digest, response);
     reportCall(this.deps, req, tool, callId, trail, { outcome: out.fallback ? 'fallback' : 'ok', backend: out.usedBackend, durationMs, responseHash: response.responseHash, argsDigest: run.argsDigest }, run.started);
     return response;
   }
 
   /** A failed call: its idempotency key freed, its report written; the error as the client may see it. */
   private async failed(req: CallRequest, run: RunState, e: unknown): Promise<GatewayError> {
-    if (run.idem) await this.idempotency.abandon(req.caller.id, run.idem.key).catch(() => undefined);
+    if (run.idem) await this.idempotency.abandon(callerKey(req.caller), run.idem.key).catch(() => undefined);
     const err = isGatewayError(e) ? e : new GatewayError('INTERNAL', 'the call failed inside the gateway', { cause: e });
     const durationMs = Math.round(performance.now() - run.started);
     reportCall(this.deps, req, run.tool, run.callId, run.trail, { outcome: 'error', backend: run.backend ?? run.trail.tried.at(-1), durationMs, errorCode: err.code, argsDigest: run.argsDigest }, run.started);
@@ -275,7 +275,7 @@ export class CallPipeline {
   private async keepFull(tool: CompiledTool, req: CallRequest, callId: string, full: ToolResult, shownBytes: number): Promise<MoreResult | undefined> {
     if (!this.deps.pages) return undefined;
     try {
-      const totalBytes = await this.deps.pages.keep(callId, tool.name, req.caller.id, full);
+      const totalBytes = await this.deps.pages.keep(callId, tool.name, req.caller, full);
       return { totalBytes, shownBytes, href: `/v1/calls/${callId}/result?offset=${shownBytes}` };
     } catch (e) {
       this.deps.onWarning?.('a large result could not be kept for paging; the response carries its first part only', e);

@@ -52,6 +52,12 @@ export function reportCall(
     responseHash: out.responseHash,
     policy: { ...trail },
   };
+  const who = req.caller.identity;
+  if (who) {
+    record.subject = who.subject;
+    if (who.clientId !== undefined) record.clientId = who.clientId;
+    record.issuer = who.issuer;
+  }
   const confirmationId = out.confirmationId ?? req.approval?.confirmationId;
   if (confirmationId !== undefined) record.confirmationId = confirmationId;
   if (req.approval) record.approver = req.approval.approver;

@@ -8,6 +8,8 @@ const Query = Type.Object(
   {
     tool: Type.Optional(Type.String()),
     caller: Type.Optional(Type.String()),
+    subject: Type.Optional(Type.String({ description: "a token caller's subject (sub)" })),
+    issuer: Type.Optional(Type.String({ description: "a token caller's issuer" })),
     outcome: Type.Optional(Type.String()),
     event: Type.Optional(Type.String()),
     since: Type.Optional(Type.String({ format: 'date-time' })),

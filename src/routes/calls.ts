@@ -5,6 +5,7 @@ import { GatewayError } from '../errors.js';
 import { withoutLease, type CallRecord } from '../calls/records.js';
 import { streamCallEvents } from './call-events.js';
 import { errorResponses } from './schemas.js';
+import { madeBy } from '../auth/caller.js';
 
 const Params = Type.Object({ callId: Type.String({ minLength: 1, maxLength: 128 }) });
 const PageQuery = Type.Object({
@@ -18,8 +19,8 @@ type P = { Params: Static<typeof Params> };
  * approver decides from the confirmation and gets the approved call's result from its approval:
  * another caller's calls are not its to read.
  */
-function mayRead(req: FastifyRequest, caller: string): boolean {
-  return caller === req.caller.id || req.caller.roles.has('admin');
+function mayRead(req: FastifyRequest, made: { caller: string; issuer?: string | undefined }): boolean {
+  return madeBy(made, req.caller) || req.caller.roles.has('admin');
 }
 
 /**
@@ -33,7 +34,7 @@ export async function callRoutes(app: FastifyInstance, opts: { gw: Gateway }): P
   /** The record as its reader should see it, or NOT_FOUND (also for one the caller may not read). */
   async function readable(req: FastifyRequest, callId: string): Promise<CallRecord> {
     const rec = await gw.calls.get(callId);
-    if (!rec || !mayRead(req, rec.caller)) throw new GatewayError('NOT_FOUND', `no call '${callId}'`);
+    if (!rec || !mayRead(req, rec)) throw new GatewayError('NOT_FOUND', `no call '${callId}'`);
     if (rec.status === 'pending_confirmation' && rec.confirmationId) {
       const conf = await gw.confirmations.get(rec.confirmationId);
       if (conf?.status === 'expired') return { ...rec, status: 'expired' };
@@ -71,7 +72,7 @@ export async function callRoutes(app: FastifyInstance, opts: { gw: Gateway }): P
     { schema: { summary: 'Cancel a running call (the upstream work is aborted)', tags, params: Params, response: errorResponses(401, 403, 404, 409) } },
     async (req, reply) => {
       const rec = await readable(req, req.params.callId);
-      if (rec.caller !== req.caller.id && !req.caller.roles.has('admin')) throw new GatewayError('FORBIDDEN', 'only the caller that made a call, or an admin, may cancel it');
+      if (!madeBy(rec, req.caller) && !req.caller.roles.has('admin')) throw new GatewayError('FORBIDDEN', 'only the caller that made a call, or an admin, may cancel it');
       if (rec.status === 'pending_confirmation') throw new GatewayError('CONFLICT', 'the call waits for approval: reject its confirmation instead');
       if (rec.status !== 'running' || !rec.async) throw new GatewayError('CONFLICT', `the call is ${rec.status}: there is nothing to cancel`);
       const how = await gw.background.cancel(rec.callId);
@@ -89,7 +90,7 @@ export async function callRoutes(app: FastifyInstance, opts: { gw: Gateway }): P
     async (req) => {
       const { callId } = req.params;
       const owner = await gw.pages.owner(callId);
-      if (!owner || !mayRead(req, owner.caller)) throw new GatewayError('NOT_FOUND', `no kept result for call '${callId}' (results are kept ${gw.config.calls.retentionSeconds} s)`);
+      if (!owner || !mayRead(req, owner)) throw new GatewayError('NOT_FOUND', `no kept result for call '${callId}' (results are kept ${gw.config.calls.retentionSeconds} s)`);
       const page = await gw.pages.page(callId, req.query.offset ?? 0, req.query.limit ?? 16384);
       if (!page) throw new GatewayError('NOT_FOUND', `no kept result for call '${callId}'`);
       return { ...page, ...(page.nextOffset !== null ? { next: `/v1/calls/${callId}/result?offset=${page.nextOffset}` } : {}) };

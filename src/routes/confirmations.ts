@@ -4,6 +4,7 @@ import type { Gateway } from '../gateway.js';
 import { runApproved } from '../confirm/run.js';
 import { notFound, type Confirmation } from '../confirm/service.js';
 import { CallResponse, errorResponses } from './schemas.js';
+import { identityFields } from '../audit/identity.js';
 
 const IdParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 128 }) });
 const DecisionBody = Type.Union([Type.Null(), Type.Object({ note: Type.Optional(Type.String({ maxLength: 2000 })) }, { additionalProperties: false })]);
@@ -16,6 +17,7 @@ function view(c: Confirmation) {
     callId: c.callId,
     tool: c.tool,
     caller: c.caller,
+    ...identityFields(c.asker?.identity),
     sessionId: c.sessionId ?? null,
     arguments: c.argsRedacted,
     summary: c.summary,

@@ -47,7 +47,9 @@ export async function wellKnownRoutes(app: FastifyInstance, opts: { gw: Gateway 
       },
       async (_req, reply) => {
         if (!pr) throw keysOnly();
-        return reply.header('cache-control', 'public, max-age=300').send(metadataDocument(pr, suffix));
+        const { resource } = pr;
+        if (resource === undefined) throw new GatewayError('NOT_FOUND', 'server.publicUrl is not configured, so the gateway publishes no OAuth metadata: its operator must set it to the URL clients reach the gateway at');
+        return reply.header('cache-control', 'public, max-age=300').send(metadataDocument({ ...pr, resource }, suffix));
       },
     );
   }

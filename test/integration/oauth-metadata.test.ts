@@ -132,8 +132,20 @@ describe('API keys only: the gateway says so', () => {
   });
 });
 
-describe('configuration', () => {
-  it('auth.oidc without server.publicUrl is refused at load, naming the key (the resource is never taken from a Host header)', async () => {
-    await expect(startGateway({ config: { auth: { oidc: [{ issuer: ISSUER, jwksUri: `${ISSUER}/certs` }] } } })).rejects.toThrow(/server\/publicUrl.*auth\.oidc needs server\.publicUrl/s);
+describe('auth.oidc without server.publicUrl', () => {
+  let gw: TestGateway;
+  beforeAll(async () => {
+    gw = await startGateway({ config: { auth: { keys: [{ id: 'agent-1', key: KEY }], oidc: [{ issuer: ISSUER, jwksUri: `${ISSUER}/certs`, audience: 'toolgate' }] } } });
+  });
+  afterAll(async () => gw?.close());
+
+  it('publishes no metadata (never one built from the request Host header) and says why; its 401 is a plain Bearer challenge', async () => {
+    const res = await gw.app.inject({ method: 'GET', url: '/.well-known/oauth-protected-resource' });
+    expect(res.statusCode).toBe(404);
+    expect(res.json().error.message).toMatch(/server\.publicUrl is not configured/);
+    const unauth = await gw.app.inject({ method: 'GET', url: '/v1/tools' });
+    expect(unauth.statusCode).toBe(401);
+    expect(unauth.headers['www-authenticate']).toBe('Bearer realm="toolgate"');
+    expect(unauth.json().error.message).not.toMatch(/API keys only/);
   });
 });

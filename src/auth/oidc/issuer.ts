@@ -24,7 +24,7 @@ const TYPES = new Set(['jwt', 'at+jwt', 'application/at+jwt', 'application/jwt']
  */
 export function audiencesOf(cfg: OidcIssuerConfig, publicUrl: string | undefined): string[] {
   if (cfg.audience !== undefined) return typeof cfg.audience === 'string' ? [cfg.audience] : [...cfg.audience];
-  return publicUrl === undefined ? [] : defaultAudiences(publicUrl);
+  return publicUrl === undefined ? [] : defaultAudiences(publicUrl); // oidc-surface: the resource as clients ask for it
 }
 
 /** One trusted issuer: verifies its JWT access tokens (and, configured, introspects its opaque ones). */
