@@ -140,7 +140,7 @@ describe('console: sign in with the issuer (Chromium, oidc-provider)', () => {
     expect(await result.locator('.title').textContent()).toBe('Approved files.delete → ok');
     const records = (await gw.audit()).filter((r) => r['callId'] === pending.callId);
     expect(records.map((r) => r['outcome'])).toEqual(['pending_confirmation', 'approved', 'ok']);
-    expect(records[1]).toMatchObject({ approver: 'alice' });
+    expect(records[1]).toMatchObject({ approver: 'alice', approverSubject: 'alice', approverIssuer: iss.issuer, approverClientId: 'toolgate-console' });
     const token = (v1[0]!.headers()['authorization'] ?? '').slice('Bearer '.length);
     expect(JSON.stringify(await gw.audit())).not.toContain(token);
 

@@ -79,7 +79,8 @@ describe('MCP authorization end to end (v2 SDK client, oidc-provider)', () => {
 
     const audit = await gw.audit();
     const rec = audit.filter((r) => r['tool'] === 'files.read').at(-1);
-    expect(rec).toMatchObject({ caller: 'alice', outcome: 'ok' });
+    const clientId = [...provider.registrations.values()][0]!.client_id;
+    expect(rec).toMatchObject({ caller: 'alice', outcome: 'ok', subject: 'alice', issuer: iss.issuer, clientId });
     expect(JSON.stringify(audit)).not.toContain(token);
   });
 
