@@ -3,6 +3,7 @@ import type { BrowserContext, Page, Request } from 'playwright-core';
 import { launchChromium, type Browser } from '../helpers/chromium.js';
 import { echoTool, startGateway, type TestGateway } from '../helpers/app.js';
 import { freePort } from '../helpers/server-process.js';
+import { Upstream, json } from '../helpers/upstream.js';
 import { startIssuer, type TestIssuer } from '../helpers/oidc-provider.js';
 import { consoleCsp } from '../../src/routes/console.js';
 
@@ -179,6 +180,34 @@ describe('console: sign in with the issuer (Chromium, oidc-provider)', () => {
     await page.close();
   });
 
+  it('an answer naming another issuer (RFC 9207 iss) or arriving too late is ignored, and its verifier dropped', async () => {
+    const before = tokenPosts();
+    const page = await newPage();
+    await page.goto(`${base}/console`);
+    const plant = (at: number) =>
+      page.evaluate(
+        ([issuer, when]) =>
+          (globalThis as unknown as { sessionStorage: { setItem(k: string, v: string): void } }).sessionStorage.setItem(
+            'toolgate.console.oidc.pending',
+            JSON.stringify({ state: 'planted-state', verifier: 'v'.repeat(43), issuer, tokenEndpoint: `${issuer}/token`, at: when }),
+          ),
+        [iss.issuer, at] as const,
+      );
+    await plant(Date.now());
+    await page.goto(`${base}/console?code=some-code&state=planted-state&iss=${encodeURIComponent('http://127.0.0.1:9/evil')}`);
+    await expect.poll(() => status(page)).toBe('Sign-in failed: the answer comes from another issuer (iss): ignored');
+    expect(await storage(page)).toBe('[]');
+    await plant(Date.now() - 11 * 60_000);
+    await page.goto(`${base}/console?code=some-code&state=planted-state`);
+    await expect.poll(() => status(page)).toBe('Sign-in failed: the sign-in took too long: start again');
+    expect(await storage(page)).toBe('[]');
+    // Replayed: the verifier is gone, so the same answer is refused again.
+    await page.goto(`${base}/console?code=some-code&state=planted-state`);
+    await expect.poll(() => status(page)).toBe('Sign-in failed: the sign-in answer does not match a sign-in started in this tab (state): ignored');
+    expect(tokenPosts()).toBe(before);
+    await page.close();
+  });
+
   it('a pasted key still works beside the sign-in', async () => {
     const pending = await gatedCall('/srv/by-key.txt');
     const page = await newPage();
@@ -199,6 +228,62 @@ describe('console: sign in with the issuer (Chromium, oidc-provider)', () => {
     expect(requests.filter((r) => !allowed.has(new URL(r.url()).origin)).map((r) => r.url())).toEqual([]);
     expect(consoleErrors.filter((m) => !/status of 40[13]/.test(m))).toEqual([]);
   });
+});
+
+describe('console sign-in: a discovery document that would lead the page astray', () => {
+  let idp: Upstream;
+  let elsewhere: Upstream;
+  let gw: TestGateway;
+  let base = '';
+  let browser: Browser | undefined;
+  let doc: Record<string, unknown> = {};
+
+  beforeAll(async () => {
+    idp = await new Upstream().start();
+    elsewhere = await new Upstream().start();
+    idp.on((_req, res) => json(res, 200, doc, { 'access-control-allow-origin': '*' }));
+    elsewhere.on((_req, res) => json(res, 200, {}, { 'access-control-allow-origin': '*' }));
+    const port = await freePort();
+    base = `http://127.0.0.1:${port}`;
+    gw = await startGateway({
+      config: {
+        server: { publicUrl: base },
+        auth: { keys: [{ id: 'agent-1', key: AGENT_KEY, roles: ['agent'] }], oidc: [{ issuer: idp.url, audience: base }] },
+        console: { oidc: { issuer: idp.url, clientId: 'toolgate-console' } },
+      },
+    });
+    await gw.app.listen({ port, host: '127.0.0.1' });
+    browser = await launchChromium();
+  });
+  afterAll(async () => {
+    await browser?.close();
+    await gw?.close();
+    await idp?.close();
+    await elsewhere?.close();
+  });
+
+  const cases: [string, () => Record<string, unknown>, () => string][] = [
+    ['names another issuer', () => ({ issuer: elsewhere.url, authorization_endpoint: `${elsewhere.url}/auth`, token_endpoint: `${elsewhere.url}/token` }), () => 'Sign-in failed: its discovery document names another issuer'],
+    [
+      'puts the token endpoint on another origin',
+      () => ({ issuer: idp.url, authorization_endpoint: `${idp.url}/auth`, token_endpoint: `${elsewhere.url}/token` }),
+      () => `Sign-in failed: the issuer names an endpoint on another origin (${elsewhere.url}); the console talks to ${idp.url} only`,
+    ],
+    ['offers no S256', () => ({ issuer: idp.url, authorization_endpoint: `${idp.url}/auth`, token_endpoint: `${idp.url}/token`, code_challenge_methods_supported: ['plain'] }), () => 'Sign-in failed: it does not support PKCE with S256'],
+  ];
+  for (const [what, make, message] of cases) {
+    it(`refuses one that ${what}: the page stays, nothing is stored, nothing reaches the other origin`, async () => {
+      doc = make();
+      const page = await browser!.context.newPage();
+      await page.goto(`${base}/console`);
+      await page.locator('#signin').click();
+      await expect.poll(() => page.locator('#status').textContent()).toBe(message());
+      expect(page.url()).toBe(`${base}/console`);
+      expect(await page.evaluate(() => (globalThis as unknown as { sessionStorage: { length: number } }).sessionStorage.length)).toBe(0);
+      expect(elsewhere.seen).toEqual([]);
+      await page.close();
+    });
+  }
 });
 
 describe('console.oidc configuration', () => {
