@@ -10,6 +10,8 @@ import { freePort } from '../helpers/server-process.js';
 import { startIssuer, type TestIssuer } from '../helpers/oidc-provider.js';
 import { connectWithOAuth } from '../helpers/mcp-oauth-client.js';
 import { clientFile, ensureClients, runDriver } from '../helpers/clients.js';
+import { lineSink } from '../helpers/log-lines.js';
+import { createLogger } from '../../src/logger.js';
 
 const BROWSER = fileURLToPath(new URL('../fixtures/oauth/browser.mjs', import.meta.url));
 
@@ -29,6 +31,9 @@ describe('MCP authorization end to end (v2 SDK client, oidc-provider)', () => {
   let gw: TestGateway;
   let base = '';
   const open: Client[] = [];
+  /** The gateway's log, at debug level; every access token seen is checked against it at the end. */
+  const logLines: string[] = [];
+  const tokensSeen: string[] = [];
 
   beforeAll(async () => {
     const port = await freePort();
@@ -36,6 +41,7 @@ describe('MCP authorization end to end (v2 SDK client, oidc-provider)', () => {
     // The SDK asks for the resource the metadata names (<publicUrl>/mcp from the path-based document).
     iss = await startIssuer({ resources: [base, `${base}/`, `${base}/mcp`, OTHER], scopes: [SCOPE] });
     gw = await startGateway({
+      logger: createLogger('debug', new Set(), lineSink(logLines)),
       config: {
         server: { publicUrl: base },
         auth: { oidc: [{ issuer: iss.issuer, algorithms: ['RS256'], requiredScopes: [SCOPE] }] },
@@ -67,6 +73,7 @@ describe('MCP authorization end to end (v2 SDK client, oidc-provider)', () => {
     expect([`${base}/mcp`, base, `${base}/`]).toContain(auth.searchParams.get('resource'));
     // A JWT for this gateway, of this user, minted by the real issuer.
     const token = provider.stored!.access_token;
+    tokensSeen.push(token);
     const claims = decodeJwt(token);
     expect(claims).toMatchObject({ iss: iss.issuer, sub: 'alice', scope: SCOPE, aud: auth.searchParams.get('resource') });
     expect(iss.logins.at(-1)?.user).toBe('alice');
@@ -87,6 +94,7 @@ describe('MCP authorization end to end (v2 SDK client, oidc-provider)', () => {
   it('a second user whose token carries fewer tools sees and may call fewer tools', async () => {
     const { client, provider } = await connectWithOAuth(`${base}/mcp`, iss, 'bob');
     open.push(client);
+    tokensSeen.push(provider.stored!.access_token);
     expect(decodeJwt(provider.stored!.access_token)).toMatchObject({ sub: 'bob', tools: ['weather.*'] });
     expect((await client.listTools()).tools.map((t) => t.name)).toEqual(['weather.current']);
     const ok = await client.callTool({ name: 'weather.current', arguments: { city: 'Oslo' } });
@@ -101,6 +109,7 @@ describe('MCP authorization end to end (v2 SDK client, oidc-provider)', () => {
 
   it('a token the same issuer minted for another resource is refused with 401 invalid_token', async () => {
     const token = await iss.tokenFor('alice', { resource: OTHER, scope: SCOPE });
+    tokensSeen.push(token);
     expect(decodeJwt(token)).toMatchObject({ iss: iss.issuer, aud: OTHER, sub: 'alice' });
     const init = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } } };
     const mcp = await fetch(`${base}/mcp`, {
@@ -122,6 +131,7 @@ describe('MCP authorization end to end (v2 SDK client, oidc-provider)', () => {
 
   it('a token of this gateway without the required scope is 403 insufficient_scope', async () => {
     const token = await iss.tokenFor('alice', { scope: 'openid' });
+    tokensSeen.push(token);
     expect(decodeJwt(token).scope ?? '').not.toContain(SCOPE);
     const mcp = await fetch(`${base}/mcp`, {
       method: 'POST',
@@ -177,5 +187,16 @@ describe('MCP authorization end to end (v2 SDK client, oidc-provider)', () => {
       expect(report.results[0]?.isError).toBe(true);
       expect(report.results[0]?.text).not.toContain('/srv/remote.txt');
     }, 120_000);
+  });
+
+  it('no access token, accepted or refused, is in any gateway log line or audit record', async () => {
+    expect(tokensSeen.length).toBeGreaterThanOrEqual(4);
+    expect(logLines.length).toBeGreaterThan(10);
+    const audit = JSON.stringify(await gw.audit());
+    for (const t of tokensSeen) {
+      const signature = t.split('.')[2]!;
+      expect(logLines.filter((l) => l.includes(signature))).toEqual([]);
+      expect(audit).not.toContain(signature);
+    }
   });
 });
