@@ -57,7 +57,7 @@ describe('toolgate check: auth.oidc', () => {
     const file = configFile({ server: { publicUrl: 'https://gw.example' }, auth: { oidc: [{ issuer: idp.url }] } });
     const plain = await runCheck({ config: file, env: {} });
     expect(plain.ok).toBe(true);
-    expect(plain.issuers).toEqual([{ issuer: idp.url, audience: ['https://gw.example'], algorithms: ['RS256', 'ES256'], jwksUri: null, introspection: false }]);
+    expect(plain.issuers).toEqual([{ issuer: idp.url, audience: ['https://gw.example', 'https://gw.example/', 'https://gw.example/mcp'], algorithms: ['RS256', 'ES256'], jwksUri: null, introspection: false }]);
     expect(idp.fetches.discovery).toBe(0); // no network without --connect
     const r = await runCheck({ config: file, env: {}, connectTimeoutMs: 2000 });
     expect(r.ok).toBe(true);
