@@ -69,7 +69,7 @@ describe('toolgate check: auth.oidc', () => {
       usableKeys: 1,
       keyAlgorithms: ['RS256'],
     });
-    expect(formatReport(r)).toMatch(/issuers \(1\):\n {2}http:\/\/127\.0\.0\.1:\d+ +audience: https:\/\/gw\.example +algorithms: RS256, ES256 +keys from discovery +discovery ok \(issuer matches\), 1 key\(s\), 1 usable \(RS256\)/);
+    expect(formatReport(r)).toMatch(/issuers \(1\):\n {2}http:\/\/127\.0\.0\.1:\d+ +audience: https:\/\/gw\.example, https:\/\/gw\.example\/, https:\/\/gw\.example\/mcp +algorithms: RS256, ES256 +keys from discovery +discovery ok \(issuer matches\), 1 key\(s\), 1 usable \(RS256\)/);
   });
 
   it('--connect: a discovery document naming another issuer, keys that fit no configured algorithm, a JWKS that is down', async () => {
