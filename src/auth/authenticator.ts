@@ -14,6 +14,11 @@ const JWS = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/;
 /** Larger bearer values are refused before any parsing (a JWT access token is a few KiB at most). */
 export const MAX_TOKEN_CHARS = 16 * 1024;
 
+/** Trusted issuers are in force (the same answer as `Authenticator.oidcEnabled`, from the config alone). */
+export function oidcConfigured(config: Pick<Config, 'auth'>): boolean {
+  return config.auth.mode !== 'none' && config.auth.oidc.length > 0;
+}
+
 export interface AuthenticatorOptions extends IssuerRuntime {
   /** How long a verified token is kept at most (default 5 min; never past its exp). */
   readonly tokenCacheMaxAgeMs?: number;

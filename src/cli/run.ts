@@ -97,7 +97,7 @@ export async function runCheck(opts: CheckOptions): Promise<CheckReport> {
   }
   const rawOf = (file: string) => (raws.has(file) ? raws.get(file) : readRaw(file));
   errors.push(...registry.problems.map((p) => withLine(p, rawOf(p.file))));
-  const open = openToAll(loaded.config.auth.mode, declaredKeys(configRaw));
+  const open = openToAll(loaded.config.auth.mode, declaredKeys(configRaw), loaded.config.auth.oidc);
   for (const t of registry.tools) warnings.push(...toolWarnings(t, rawOf, open));
   for (const s of registry.servers) warnings.push(...serverWarnings(s));
   const connected = opts.connectTimeoutMs === undefined || registry.servers.length === 0

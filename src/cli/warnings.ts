@@ -24,9 +24,16 @@ function has(raw: ParsedSource | undefined, key: string): boolean {
  * Why every key would see a tool with no `visibility.roles`, or undefined when keys are scoped.
  * `keys` are the keys the config declares (whether or not their variables are set here).
  */
-export function openToAll(mode: string, keys: readonly { id: string; tools?: readonly string[] }[]): string | undefined {
+export function openToAll(
+  mode: string,
+  keys: readonly { id: string; tools?: readonly string[] }[],
+  issuers: readonly { issuer: string; defaultTools: readonly string[] }[] = [],
+): string | undefined {
   if (mode === 'none') return 'auth mode is none';
-  if (keys.length === 0) return 'no API key is configured';
+  if (keys.length === 0 && issuers.length === 0) return 'no API key is configured';
+  // An issuer whose tokens see every tool unless they say otherwise is as wide as a key with "*".
+  const wideIssuer = issuers.find((i) => i.defaultTools.includes('*'));
+  if (wideIssuer) return `issuer '${wideIssuer.issuer}' has defaultTools ["*"]`;
   const wide = keys.filter((k) => (k.tools ?? ['*']).includes('*')).map((k) => `'${k.id}'`);
   if (wide.length === 0) return undefined;
   return wide.length === 1 ? `key ${wide[0]} has tools ["*"]` : `keys ${wide.join(', ')} have tools ["*"]`;

@@ -92,6 +92,18 @@ describe('toolgate check: auth.oidc', () => {
     }
   });
 
+  it('with issuers and no key, a tool is not "visible to every key" unless an issuer gives every tool by default', async () => {
+    const warningsWith = async (defaultTools: string[]) => {
+      const file = configFile({ server: { publicUrl: 'https://gw.example' }, auth: { oidc: [{ issuer: 'https://idp.example', defaultTools }] } });
+      writeFileSync(join(file, '..', 'tools.d', 'echo.yaml'), stringify({ name: 'debug.echo', description: 'echo', sideEffect: 'none', timeoutMs: 1000, backends: [{ id: 'b', builtin: 'echo' }] }));
+      const r = await runCheck({ config: file, env: {} });
+      expect(r.ok).toBe(true);
+      return r.warnings.filter((w) => w.rule === 'visible-to-all' || w.rule === 'config').map((w) => w.message);
+    };
+    expect(await warningsWith([])).toEqual([]);
+    expect(await warningsWith(['*'])).toEqual([expect.stringMatching(/visible to every key: .*issuer 'https:\/\/idp\.example' has defaultTools \["\*"\]/)]);
+  });
+
   it('the compiled CLI exits 1 on an issuer without audience', () => {
     const file = configFile({ auth: { oidc: [{ issuer: 'https://idp.example' }] } });
     const r = spawnSync(process.execPath, ['dist/cli/check.js', '--config', file], { cwd: ROOT, encoding: 'utf8', env: { PATH: process.env['PATH'] ?? '' } });
