@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LightMyRequestResponse } from 'fastify';
+import { extractWWWAuthenticateParams } from '@modelcontextprotocol/sdk/client/auth.js';
 import { createLogger } from '../../src/logger.js';
 import { echoTool, startGateway, type TestGateway } from '../helpers/app.js';
 import { TestIssuer } from '../helpers/issuer.js';
@@ -86,6 +87,21 @@ describe('token callers: challenges, audit, confirmations', () => {
     expect(h + res.body).not.toContain(token.split('.')[2]);
   });
 
+  it('a refused token whose claims try to forge the challenge: one resource_metadata (ours), no quote or line break from the token', async () => {
+    const forged = 'evil", error="insufficient_scope", resource_metadata="https://evil.example/prm\r\nX-Injected: 1';
+    const token = await mint(idp, { iss: forged, sub: 'mallory', scope: 'toolgate' });
+    const res = await gw.app.inject({ method: 'GET', url: '/v1/tools', headers: { authorization: `Bearer ${token}` } });
+    expect(res.statusCode).toBe(401);
+    expect(res.headers['x-injected']).toBeUndefined();
+    const h = String(res.headers['www-authenticate']);
+    expect(h).not.toMatch(/[\r\n]/);
+    expect(h.match(/resource_metadata="/g)).toHaveLength(1);
+    expect(h.match(/"/g)?.length).toBe(6); // three quoted values: resource_metadata, error, error_description
+    const params = extractWWWAuthenticateParams(new Response(null, { status: 401, headers: { 'www-authenticate': h } }));
+    expect(params.resourceMetadataUrl?.href).toBe(METADATA);
+    expect(params.error).toBe('invalid_token');
+  });
+
   it('a token without a required scope: 403 FORBIDDEN; on /mcp insufficient_scope naming the scope, REST with toolgate\'s body too', async () => {
     const token = await mint(idp, { sub: 'no-scope', scope: 'openid', tools: ['*'] });
     const mcp = await mcpPost(gw, token);
@@ -156,8 +172,9 @@ describe('token callers: challenges, audit, confirmations', () => {
     expect((await gw.app.inject({ method: 'GET', url: `/v1/calls/${callId}`, headers: { authorization: `Bearer ${asking}` } })).statusCode).toBe(200);
   });
 
-  it('an API key with the id of a token subject is another person: it may approve that token caller\'s call', async () => {
-    const id = await ask(await user('alice'), '/vol/alice');
+  it('an API key named like a token caller\'s subject is another person: it may approve that caller\'s call', async () => {
+    // (a token whose caller id is a key's id is refused outright; here the id is the client, the subject 'alice')
+    const id = await ask(await mint(idp2, { sub: 'alice', client_id: 'cli-z', roles: ['agent'] }), '/vol/alice');
     const res = await decide(id, ALICE_KEY);
     expect(res.statusCode, res.body).toBe(200);
     expect(res.json()).toMatchObject({ status: 'ok', approver: 'alice' });
@@ -190,18 +207,16 @@ describe('token callers: challenges, audit, confirmations', () => {
 describe('token callers: per-caller state keyed by issuer and id', () => {
   let a: TestIssuer;
   let b: TestIssuer;
-  let gw: TestGateway;
+  const gateways: TestGateway[] = [];
 
-  beforeAll(async () => {
-    a = await TestIssuer.start({ audience: PUBLIC });
-    b = await TestIssuer.start({ audience: PUBLIC });
-    gw = await startGateway({
+  const start = async (limits: Record<string, unknown>) => {
+    const gw = await startGateway({
       tools: TOOLS,
       config: {
         server: { publicUrl: PUBLIC },
-        limits: { rateLimit: { requests: 1, windowSeconds: 60 }, loopRepeats: 1 },
+        limits,
         auth: {
-          keys: [{ id: 'carol', key: ALICE_KEY, roles: ['agent'] }],
+          keys: [{ id: 'admin', key: ADMIN_KEY, roles: ['admin'] }],
           oidc: [
             { issuer: a.url, defaultTools: ['*'], clockSkewSeconds: 5 },
             { issuer: b.url, defaultTools: ['*'], clockSkewSeconds: 5 },
@@ -209,18 +224,39 @@ describe('token callers: per-caller state keyed by issuer and id', () => {
         },
       },
     });
+    gateways.push(gw);
+    return gw;
+  };
+
+  beforeAll(async () => {
+    a = await TestIssuer.start({ audience: PUBLIC });
+    b = await TestIssuer.start({ audience: PUBLIC });
   });
   afterAll(async () => {
-    await gw?.close();
+    await Promise.all(gateways.map((g) => g.close()));
     await a?.close();
     await b?.close();
   });
 
-  it('the same sub from two issuers, and an API key of that id, are three callers to the rate limit', async () => {
+  it('the same sub from two issuers is two callers to the rate limit', async () => {
+    const gw = await start({ rateLimit: { requests: 1, windowSeconds: 60 } });
     const fromA = await a.mint({ sub: 'carol' });
     expect((await gw.call('debug.echo', { n: 1 }, { key: fromA })).statusCode).toBe(200);
     expect((await gw.call('debug.echo', { n: 2 }, { key: await b.mint({ sub: 'carol' }) })).statusCode).toBe(200);
-    expect((await gw.call('debug.echo', { n: 3 }, { key: ALICE_KEY })).statusCode).toBe(200);
-    expect((await gw.call('debug.echo', { n: 4 }, { key: fromA })).statusCode).toBe(429);
+    const again = await gw.call('debug.echo', { n: 3 }, { key: fromA });
+    expect(again.statusCode).toBe(429);
+    expect(again.json().error.code).toBe('RATE_LIMITED');
+  });
+
+  it('... and to the loop guard: the same call in the same session from the other issuer is not a repeat', async () => {
+    const gw = await start({ loopRepeats: 1 });
+    const args = { loop: 'x' };
+    const fromA = await a.mint({ sub: 'dave' });
+    expect((await gw.call('debug.echo', args, { key: fromA, sessionId: 's-1' })).statusCode).toBe(200);
+    const other = await gw.call('debug.echo', args, { key: await b.mint({ sub: 'dave' }), sessionId: 's-1' });
+    expect(other.statusCode, other.body).toBe(200);
+    const repeat = await gw.call('debug.echo', args, { key: fromA, sessionId: 's-1' });
+    expect(repeat.statusCode).toBe(429);
+    expect(repeat.json().error.code).toBe('LOOP_DETECTED');
   });
 });
