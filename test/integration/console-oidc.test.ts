@@ -208,6 +208,24 @@ describe('console: sign in with the issuer (Chromium, oidc-provider)', () => {
     await page.close();
   });
 
+  it('a signed-in user without the approver role is told so, and decides nothing', async () => {
+    const pending = await gatedCall('/srv/bob.txt');
+    const page = await newPage();
+    await page.goto(`${base}/console`);
+    iss.defaultUser = 'bob';
+    try {
+      await page.locator('#signin').click();
+      await expect.poll(() => page.locator('#pending-message').textContent(), { timeout: 15_000 }).toContain("lacks the approver role");
+    } finally {
+      iss.defaultUser = 'alice';
+    }
+    expect(iss.logins.at(-1)?.user).toBe('bob');
+    expect(await page.locator('.confirmation').count()).toBe(0);
+    const call = await fetch(`${base}/v1/calls/${pending.callId}`, { headers: { authorization: `Bearer ${AGENT_KEY}` } });
+    expect(((await call.json()) as { status: string }).status).toBe('pending_confirmation');
+    await page.close();
+  });
+
   it('a pasted key still works beside the sign-in', async () => {
     const pending = await gatedCall('/srv/by-key.txt');
     const page = await newPage();
@@ -284,6 +302,41 @@ describe('console sign-in: a discovery document that would lead the page astray'
       await page.close();
     });
   }
+});
+
+describe('console sign-in: an expired token', () => {
+  it('is refused at the next refresh, and the page asks to sign in again', async () => {
+    const port = await freePort();
+    const base = `http://127.0.0.1:${port}`;
+    const iss = await startIssuer({
+      resources: [base],
+      accessTokenTTL: 3,
+      clients: [{ client_id: 'toolgate-console', token_endpoint_auth_method: 'none', redirect_uris: [`${base}/console`], grant_types: ['authorization_code'], response_types: ['code'] }],
+    });
+    const gw = await startGateway({
+      config: {
+        server: { publicUrl: base },
+        auth: { oidc: [{ issuer: iss.issuer, audience: base, clockSkewSeconds: 0 }] },
+        console: { oidc: { issuer: iss.issuer, clientId: 'toolgate-console' } },
+      },
+    });
+    await gw.app.listen({ port, host: '127.0.0.1' });
+    const browser = await launchChromium();
+    try {
+      const page = await browser.context.newPage();
+      await page.goto(`${base}/console`);
+      await page.locator('#signin').click();
+      await expect.poll(() => page.locator('#status').textContent(), { timeout: 15_000 }).toMatch(/^Signed in as alice\./);
+      await new Promise((r) => setTimeout(r, 4000));
+      await page.click('#refresh');
+      await expect.poll(() => page.locator('#status').textContent()).toBe('The sign-in was not accepted or has expired. Sign in again.');
+      expect(await page.locator('#signin').isVisible()).toBe(true);
+    } finally {
+      await browser.close();
+      await gw.close();
+      await iss.close();
+    }
+  }, 30_000);
 });
 
 describe('console.oidc configuration', () => {
