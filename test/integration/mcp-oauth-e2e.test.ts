@@ -149,12 +149,12 @@ describe('MCP authorization end to end (v2 SDK client, oidc-provider)', () => {
     }, 11 * 60_000);
 
     /** mcp-remote with no header: it must find the issuer from the gateway's 401 and sign in by itself. */
-    async function viaMcpRemote(user: string, calls: { name: string; arguments: Record<string, unknown> }[]) {
+    async function viaMcpRemote(user: string, calls: { name: string; arguments: Record<string, unknown> }[], transport: 'http' | 'sse' = 'http') {
       const browserLog = join(mkdtempSync(join(tmpdir(), 'toolgate-browser-')), 'visits.jsonl');
       if (/[\s:]/.test(process.execPath + BROWSER)) throw new Error(`$BROWSER cannot hold a path with a space or colon: ${process.execPath} ${BROWSER}`);
       const report = await runDriver(
         'mcp-remote',
-        { url: `${base}/mcp`, key: '', transport: 'http', calls, ...(process.env['E2E_VERBOSE'] ? { verbose: true } : {}), env: { BROWSER: `${process.execPath} ${BROWSER}`, TOOLGATE_LOGIN_HINT: user, TOOLGATE_BROWSER_LOG: browserLog, DISPLAY: '', XDG_CURRENT_DESKTOP: '' } },
+        { url: `${base}${transport === 'http' ? '/mcp' : '/sse'}`, key: '', transport, calls, ...(process.env['E2E_VERBOSE'] ? { verbose: true } : {}), env: { BROWSER: `${process.execPath} ${BROWSER}`, TOOLGATE_LOGIN_HINT: user, TOOLGATE_BROWSER_LOG: browserLog, DISPLAY: '', XDG_CURRENT_DESKTOP: '' } },
         { node: 'current', args: [clientFile('mcp-remote/dist/proxy.js')], timeoutMs: 90_000 },
       );
       let visits: { url?: string; status?: number; error?: string }[] = [];
@@ -177,6 +177,14 @@ describe('MCP authorization end to end (v2 SDK client, oidc-provider)', () => {
       expect(iss.logins.at(-1)?.user).toBe('alice');
       expect(report.tools.sort()).toEqual(['files.read', 'ops.restart', 'weather.current']);
       expect(report.results).toEqual([{ name: 'files.read', text: expect.stringContaining('/srv/remote.txt') as unknown as string, isError: false }]);
+    }, 120_000);
+
+    it('over /sse (the 2024-11-05 transport) the same: 401 → sign-in → tools', async () => {
+      const { report, visits } = await viaMcpRemote('alice', [{ name: 'weather.current', arguments: { city: 'Lima' } }], 'sse');
+      expect(report.error, JSON.stringify(visits)).toBeUndefined();
+      expect(visits.some((v) => v.url?.startsWith(`${iss.issuer}/auth?`))).toBe(true);
+      expect(report.tools.sort()).toEqual(['files.read', 'ops.restart', 'weather.current']);
+      expect(report.results[0]).toMatchObject({ name: 'weather.current', isError: false });
     }, 120_000);
 
     it('bob, signed in the same way, sees only his tools', async () => {
