@@ -46,9 +46,11 @@ export interface Challenged {
  */
 export function challengeFor(err: GatewayError, req: FastifyRequest, pr: ProtectedResource | undefined): Challenged {
   if (err.code === 'UNAUTHENTICATED') {
-    const invalid = presented(req) ? `, error="invalid_token", error_description=${quoted(err.message)}` : '';
+    // A token the issuer's endpoints could not check may be good: no invalid_token, so the client does not throw it away.
+    const unchecked = err.details[0]?.['reason'] === 'issuer_unavailable';
+    const invalid = !presented(req) ? '' : `${unchecked ? '' : ', error="invalid_token"'}, error_description=${quoted(err.message)}`;
     if (pr) return { error: err, header: pr.metadataUrl ? `Bearer resource_metadata=${quoted(pr.metadataUrl)}${invalid}` : `Bearer realm="toolgate"${invalid}` };
-    const error = new GatewayError('UNAUTHENTICATED', `${err.message}: ${KEYS_ONLY}`, { modelMessage: KEYS_ONLY_MODEL });
+    const error = new GatewayError('UNAUTHENTICATED', `${err.message}: ${KEYS_ONLY}`, { modelMessage: KEYS_ONLY_MODEL, details: err.details });
     const why = presented(req) ? ', error="invalid_token"' : '';
     return { error, header: `Bearer realm="toolgate"${why}, error_description=${quoted('this gateway takes API keys only (no OAuth): send Authorization: Bearer <key>')}` };
   }

@@ -1,4 +1,5 @@
 import type { Confirmation } from './service.js';
+import { identityFields } from '../audit/identity.js';
 
 /**
  * POSTs each new pending confirmation to the configured URL, without the arguments' secrets
@@ -15,6 +16,7 @@ export function webhookNotifier(
       callId: conf.callId,
       tool: conf.tool,
       caller: conf.caller,
+      ...identityFields(conf.asker?.identity),
       sessionId: conf.sessionId ?? null,
       summary: conf.summary,
       arguments: conf.argsRedacted,

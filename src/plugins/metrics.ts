@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { Gateway } from '../gateway.js';
 import { requireCaller } from './auth.js';
+import { requireScopes } from './scopes.js';
 
 /**
  * GET /metrics: the Prometheus text exposition of the gateway's own registry. No key needed,
@@ -9,7 +10,10 @@ import { requireCaller } from './auth.js';
 export async function metricsRoutes(app: FastifyInstance, opts: { gw: Gateway }): Promise<void> {
   const { gw } = opts;
   const requireKey = gw.config.metrics.requireKey;
-  if (requireKey) requireCaller(app, gw.auth);
+  if (requireKey) {
+    requireCaller(app, gw.auth);
+    requireScopes(app, gw.resource);
+  }
   app.get(
     '/metrics',
     {

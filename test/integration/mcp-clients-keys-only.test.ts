@@ -35,6 +35,12 @@ describe('real OAuth-capable MCP clients, unknown key, API keys only', () => {
     expect(report.error).not.toContain('no route POST /register');
   }, 60_000);
 
+  it('Inspector CLI 1.x (no OAuth): the 401 it prints says the gateway takes API keys and how to send one', async () => {
+    const report = await runDriver('inspector', { url: `${base}/mcp`, key: 'not-a-key-of-this-gateway', transport: 'http', calls: [] }, { node: 'current', args: ['v1'] });
+    expect(report.tools).toBeUndefined();
+    expect(report.error).toMatch(/unknown API key: this gateway takes API keys only/);
+  }, 60_000);
+
   it('Inspector 2.x --cli: the OAuth error it prints is the gateway\'s advice', async () => {
     const report = await runDriver('inspector', { url: `${base}/mcp`, key: 'not-a-key-of-this-gateway', transport: 'http', calls: [] }, { node: 'current', args: ['v2'] });
     expect(report.tools).toBeUndefined();

@@ -6,6 +6,8 @@ import { createLogger } from '../../src/logger.js';
 import { echoTool, startGateway, type TestGateway } from '../helpers/app.js';
 import { TestIssuer } from '../helpers/issuer.js';
 import { lineSink } from '../helpers/log-lines.js';
+import { Upstream } from '../helpers/upstream.js';
+import { untilAsync } from '../helpers/wait.js';
 
 const PUBLIC = 'https://toolgate.test';
 const METADATA = `${PUBLIC}/.well-known/oauth-protected-resource`;
@@ -31,7 +33,10 @@ describe('token callers: challenges, audit, confirmations', () => {
   let idp: TestIssuer;
   /** A second issuer whose caller id is the client: one person (sub) reaches the gateway through two clients. */
   let idp2: TestIssuer;
+  /** An issuer whose keys cannot be fetched. */
+  let down: TestIssuer;
   let gw: TestGateway;
+  let hook: Upstream;
   const lines: string[] = [];
   const tokens: string[] = [];
   const mint = async (i: TestIssuer, claims: Record<string, unknown>, expiresIn?: number) => {
@@ -44,11 +49,15 @@ describe('token callers: challenges, audit, confirmations', () => {
   beforeAll(async () => {
     idp = await TestIssuer.start({ audience: PUBLIC });
     idp2 = await TestIssuer.start({ audience: PUBLIC });
+    hook = await new Upstream().start();
+    down = await TestIssuer.start({ audience: PUBLIC });
+    down.jwksMode = 'down';
     gw = await startGateway({
       tools: TOOLS,
       logger: createLogger('info', new Set(), lineSink(lines)),
       config: {
         server: { publicUrl: PUBLIC },
+        confirmations: { webhook: { url: `${hook.url}/pending` } },
         auth: {
           keys: [
             { id: 'admin', key: ADMIN_KEY, roles: ['admin', 'approver'] },
@@ -57,6 +66,7 @@ describe('token callers: challenges, audit, confirmations', () => {
           oidc: [
             { issuer: idp.url, requiredScopes: ['toolgate'], scopePrefixes: { roles: 'role:' }, clockSkewSeconds: 5 },
             { issuer: idp2.url, claims: { id: 'client_id' }, defaultTools: ['*'], clockSkewSeconds: 5 },
+            { issuer: down.url, jwksUri: down.jwksUri, fetchTimeoutMs: 500 },
           ],
         },
       },
@@ -66,6 +76,8 @@ describe('token callers: challenges, audit, confirmations', () => {
     await gw?.close();
     await idp?.close();
     await idp2?.close();
+    await hook?.close();
+    await down?.close();
   });
 
   it('tokens for the resource as clients ask for it are accepted by default: publicUrl, with a trailing slash, and <publicUrl>/mcp', async () => {
@@ -85,6 +97,15 @@ describe('token callers: challenges, audit, confirmations', () => {
     expect(h).toMatch(/^Bearer resource_metadata="https:\/\/toolgate\.test\/\.well-known\/oauth-protected-resource", error="invalid_token", error_description="access token refused: the token has expired/);
     expect(h + res.body).not.toContain(token);
     expect(h + res.body).not.toContain(token.split('.')[2]);
+  });
+
+  it('a token the issuer cannot check now (keys unavailable): 401 with a description but no invalid_token, so the client keeps it', async () => {
+    const res = await mcpPost(gw, await mint(down, { sub: 'hal' }));
+    expect(res.statusCode).toBe(401);
+    expect(res.json().error.details[0].reason).toBe('issuer_unavailable');
+    const h = String(res.headers['www-authenticate']);
+    expect(h).toMatch(/^Bearer resource_metadata="[^"]+", error_description="access token refused/);
+    expect(h).not.toContain('invalid_token');
   });
 
   it('a refused token whose claims try to forge the challenge: one resource_metadata (ours), no quote or line break from the token', async () => {
@@ -156,6 +177,8 @@ describe('token callers: challenges, audit, confirmations', () => {
     const id = await ask(asking, '/vol/erin');
     const seen = await gw.app.inject({ method: 'GET', url: `/v1/confirmations/${id}`, headers: { authorization: `Bearer ${ADMIN_KEY}` } });
     expect(seen.json()).toMatchObject({ caller: 'cli-a', subject: 'erin', clientId: 'cli-a', issuer: idp2.url });
+    await untilAsync(async () => hook.seen.some((r) => r.body.includes(id)));
+    expect(JSON.parse(hook.seen.find((r) => r.body.includes(id))?.body ?? '{}')).toMatchObject({ id, caller: 'cli-a', subject: 'erin', issuer: idp2.url });
     const self = await decide(id, await mint(idp2, { sub: 'erin', client_id: 'cli-b', roles: ['approver'] }));
     expect(self.statusCode).toBe(403);
     expect(self.json().error.message).toMatch(/four-eyes: the same person/);
@@ -197,7 +220,8 @@ describe('token callers: challenges, audit, confirmations', () => {
     expect(stored.join('').length).toBeGreaterThan(0);
     for (const t of tokens) {
       const signature = t.split('.')[2] as string;
-      for (const [where, text] of [['log', lines.join('\n')], ['audit', audit], ['confirmations', confirmations], ['state', stored.join('\n')]] as const) {
+      const webhook = hook.seen.map((r) => r.body).join('\n');
+      for (const [where, text] of [['log', lines.join('\n')], ['audit', audit], ['confirmations', confirmations], ['state', stored.join('\n')], ['webhook', webhook]] as const) {
         expect(text.includes(signature), `a token signature in the ${where}`).toBe(false);
       }
     }
