@@ -272,6 +272,20 @@ describe('token callers: per-caller state keyed by issuer and id', () => {
     expect(again.json().error.code).toBe('RATE_LIMITED');
   });
 
+  it('an MCP session opened with one issuer\'s token is not found with another issuer\'s token for the same sub', async () => {
+    const gw = await start({});
+    const headers = (t: string) => ({ authorization: `Bearer ${t}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-06-18' });
+    const fromA = await a.mint({ sub: 'erin' });
+    const opened = await gw.app.inject({ method: 'POST', url: '/mcp', headers: headers(fromA), payload: init });
+    expect(opened.statusCode).toBe(200);
+    const session = String(opened.headers['mcp-session-id']);
+    const list = { jsonrpc: '2.0', id: 2, method: 'tools/list', params: {} };
+    const same = await gw.app.inject({ method: 'POST', url: '/mcp', headers: { ...headers(await a.mint({ sub: 'erin' })), 'mcp-session-id': session }, payload: list });
+    expect(same.statusCode).toBe(200); // the same caller with a fresh token keeps its session
+    const other = await gw.app.inject({ method: 'POST', url: '/mcp', headers: { ...headers(await b.mint({ sub: 'erin' })), 'mcp-session-id': session }, payload: list });
+    expect(other.statusCode).toBe(404);
+  });
+
   it('... and to the loop guard: the same call in the same session from the other issuer is not a repeat', async () => {
     const gw = await start({ loopRepeats: 1 });
     const args = { loop: 'x' };
