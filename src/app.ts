@@ -25,6 +25,7 @@ import { mcpServerRoutes } from './mcp-server/plugin.js';
 import { auditRoutes } from './routes/audit.js';
 import { routeRoutes } from './routes/route.js';
 import { consoleRoutes } from './routes/console.js';
+import { consoleOidcSettings } from './config/console-oidc.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
@@ -102,7 +103,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   await app.register(wellKnownRoutes, { gw });
   await app.register(metricsRoutes, { gw });
   await app.register(mcpServerRoutes, { gw }); // its own context and key check
-  if (config.console.enabled) await app.register(consoleRoutes); // static page, no key: its script sends the key to /v1
+  if (config.console.enabled) await app.register(consoleRoutes, { oidc: consoleOidcSettings(config) }); // static page, no key: its script sends the key to /v1
   await app.register(async (api) => {
     requireCaller(api, gw.auth);
     requireScopes(api, gw.resource);

@@ -3,6 +3,7 @@ import { ConfigSchema, type Config } from './schema.js';
 import { createAjv, ajvProblems } from '../util/ajv.js';
 import { expandEnv, type Env } from '../util/env.js';
 import { parseSource, SourceError, type FileProblem } from '../util/source.js';
+import { consoleOidcProblems } from './console-oidc.js';
 import { deepFreeze } from '../util/freeze.js';
 import { configuredOrigin, ownOrigins } from '../plugins/origin.js';
 import { SecretSet } from '../audit/secrets.js';
@@ -132,6 +133,7 @@ function semanticProblems(config: Config, file: string): FileProblem[] {
       }
     });
   }
+  problems.push(...consoleOidcProblems(config, file));
   for (const p of oidcProblems(config)) problems.push({ file, ...p });
   if (config.auth.mode === 'keys' && config.auth.keys.length === 0 && config.auth.oidc.length === 0 && !isLoopback(config.server.host)) {
     problems.push({

@@ -69,6 +69,21 @@ const OidcIssuer = Type.Object(
   { additionalProperties: false },
 );
 
+/** The console's "Sign in with <issuer>": a public client (authorization code + PKCE in the browser, no secret). */
+const ConsoleOidc = Type.Object(
+  {
+    issuer: Type.String({ pattern: '^https?://', description: 'one of auth.oidc[].issuer; the page fetches its discovery document and token endpoint from the browser (CORS)' }),
+    clientId: Type.String({ minLength: 1, maxLength: 256, description: 'a public client registered with the redirect URI <gateway origin>/console' }),
+    scopes: Type.Array(Type.String({ pattern: '^[\\x21\\x23-\\x5B\\x5D-\\x7E]+$' }), { default: ['openid'], description: 'scopes the page asks for' }),
+    resource: Type.Optional(
+      Type.Union([Type.String({ pattern: '^https?://' }), Type.Literal(false)], {
+        description: 'RFC 8707 resource sent with the requests; default the issuer entry\'s first audience, else server.publicUrl; false sends none (Entra ID v2)',
+      }),
+    ),
+  },
+  { additionalProperties: false },
+);
+
 export const ConfigSchema = Type.Object(
   {
     server: Type.Object(
@@ -173,7 +188,10 @@ export const ConfigSchema = Type.Object(
       { additionalProperties: false, default: {} },
     ),
     console: Type.Object(
-      { enabled: Type.Boolean({ default: true, description: 'serve the approvals console at /console' }) },
+      {
+        enabled: Type.Boolean({ default: true, description: 'serve the approvals console at /console' }),
+        oidc: Type.Optional(ConsoleOidc),
+      },
       { additionalProperties: false, default: {} },
     ),
     mcp: Type.Object(
@@ -213,4 +231,5 @@ export const ConfigSchema = Type.Object(
 export type Config = Static<typeof ConfigSchema>;
 export type ApiKeyConfig = Static<typeof ApiKey>;
 export type OidcIssuerConfig = Static<typeof OidcIssuer>;
+export type ConsoleOidcConfig = Static<typeof ConsoleOidc>;
 export type Role = Static<typeof Role>;

@@ -93,6 +93,8 @@ export interface DriverJob {
   calls: { name: string; arguments: Record<string, unknown> }[];
   /** Declare elicitation and answer every form so. */
   elicit?: 'accept' | 'decline';
+  /** Extra environment of the client process (mcp-remote: BROWSER for its OAuth sign-in). */
+  env?: Record<string, string>;
   /** Inspector 2.x: `--protocol-era`. */
   era?: 'legacy' | 'auto' | 'modern';
   /** mcp-remote: without `--silent`, so that its stderr (in the error) says why it failed. */

@@ -159,7 +159,7 @@ describe('approvals console (/console)', () => {
     await expect.poll(() => card.locator('.age').textContent()).toMatch(/\d+ s/);
     expect(await card.locator('.expiry').textContent()).toMatch(/^in \d+ min/);
     // Nothing was parsed as markup: one script (ours), no image, no bold element.
-    expect(await page.locator('script').count()).toBe(1);
+    expect(await page.locator('script').count()).toBe(2); // ours: oidc.js and app.js
     expect(await page.locator('img').count()).toBe(0);
     expect(await page.locator('b').count()).toBe(0);
     expect(await pwned(page)).toBeUndefined();

@@ -17,7 +17,11 @@ export interface IssuerRuntime {
 
 const TYPES = new Set(['jwt', 'at+jwt', 'application/at+jwt', 'application/jwt']);
 
-/** The audiences a token must name one of: the issuer's `audience`, else `server.publicUrl`. */
+/**
+ * The audiences a token must name one of: the issuer's `audience`, else `server.publicUrl` as MCP
+ * clients send it for RFC 8707 `resource` (mcp-remote and the SDKs add a trailing slash to a bare
+ * origin, or ask for `<publicUrl>/mcp`): see defaultAudiences.
+ */
 export function audiencesOf(cfg: OidcIssuerConfig, publicUrl: string | undefined): string[] {
   if (cfg.audience !== undefined) return typeof cfg.audience === 'string' ? [cfg.audience] : [...cfg.audience];
   return publicUrl === undefined ? [] : defaultAudiences(publicUrl); // oidc-surface: the resource as clients ask for it

@@ -10,6 +10,7 @@
 
 (function () {
   const KEY_STORE = 'toolgate.console.key';
+  const WHO_STORE = 'toolgate.console.who';
   const POLL_MS = 5000;
   const MAX_TOOL_DETAILS = 200;
   const DETAIL_CONCURRENCY = 4;
@@ -18,6 +19,9 @@
   /** null: not connected; '' : connected without a key (a gateway with no keys configured). */
   let key = null;
   let memoryKey = null;
+  /** Who the key is, when it came from "Sign in with <issuer>" (shown in the status line). */
+  let who = null;
+  let oidcSettings = null;
   let pollTimer = null;
   let pendingInFlight = false;
   let pendingAgain = false;
@@ -75,11 +79,21 @@
     }
   }
 
+  function readStoredWho() {
+    try {
+      return window.sessionStorage.getItem(WHO_STORE);
+    } catch (e) {
+      return null;
+    }
+  }
+
   function storeKey(k) {
     memoryKey = k;
     try {
       if (k === null) window.sessionStorage.removeItem(KEY_STORE);
       else window.sessionStorage.setItem(KEY_STORE, k);
+      if (who === null) window.sessionStorage.removeItem(WHO_STORE);
+      else window.sessionStorage.setItem(WHO_STORE, who);
     } catch (e) {
       // sessionStorage unavailable: memory only
     }
@@ -269,12 +283,12 @@
       if (!res.ok) {
         clearPending();
         showMessage('pending-message', describeAuthError(res, 'approver'), res.status !== 403);
-        if (res.status === 401) setStatus('The key was not accepted. Enter another one.', true);
+        if (res.status === 401) setStatus(who !== null ? 'The sign-in was not accepted or has expired. Sign in again.' : 'The key was not accepted. Enter another one.', true);
         return;
       }
       showMessage('pending-message', '');
       renderPending(Array.isArray(res.body && res.body.confirmations) ? res.body.confirmations : []);
-      setStatus('Connected. Pending list refreshed at ' + new Date().toLocaleTimeString() + '.', false);
+      setStatus((who !== null ? 'Signed in as ' + who + '.' : 'Connected.') + ' Pending list refreshed at ' + new Date().toLocaleTimeString() + '.', false);
     } finally {
       pendingInFlight = false;
       if (pendingAgain) {
@@ -485,11 +499,13 @@
     }, POLL_MS);
   }
 
-  function connect(k) {
+  function connect(k, signedInAs) {
     key = k;
+    who = typeof signedInAs === 'string' ? signedInAs : null;
     storeKey(k);
     $('key').value = '';
     $('key').placeholder = k ? 'key set for this tab (enter another to switch)' : 'no key (gateway without keys)';
+    $('forget').textContent = who !== null ? 'Sign out' : 'Forget key';
     $('forget').hidden = false;
     $('refresh').disabled = false;
     setStatus(k ? 'Connecting…' : 'Connecting without a key (works only when the gateway has no keys configured)…', false);
@@ -501,6 +517,7 @@
 
   function forget() {
     key = null;
+    who = null;
     storeKey(null);
     schedule();
     clearPending();
@@ -515,7 +532,43 @@
     $('forget').hidden = true;
     $('refresh').disabled = true;
     $('key').placeholder = 'Bearer key (approver; admin for the audit log)';
-    setStatus('Key forgotten. Enter an API key.', false);
+    setStatus(oidcSettings ? 'Signed out. Sign in again or enter an API key.' : 'Key forgotten. Enter an API key.', false);
+  }
+
+  // ---- "Sign in with <issuer>" (oidc.js) ----
+
+  async function initSignIn() {
+    const oidc = window.toolgateOidc;
+    if (!oidc) return false;
+    oidcSettings = await oidc.settings();
+    if (!oidcSettings) return false;
+    const button = $('signin');
+    let host = oidcSettings.issuer;
+    try {
+      host = new URL(oidcSettings.issuer).host;
+    } catch (e) {
+      // shown as configured
+    }
+    button.textContent = 'Sign in with ' + host;
+    button.title = oidcSettings.issuer;
+    button.hidden = false;
+    button.addEventListener('click', () => {
+      button.disabled = true;
+      setStatus('Contacting ' + oidcSettings.issuer + '…', false);
+      oidc.start(oidcSettings).catch((e) => {
+        button.disabled = false;
+        setStatus('Sign-in failed: ' + oidc.message(e), true);
+      });
+    });
+    if (!oidc.isCallback()) return false;
+    setStatus('Completing the sign-in…', false);
+    try {
+      const r = await oidc.finish(oidcSettings);
+      void connect(r.token, r.who || 'a user of ' + host);
+    } catch (e) {
+      setStatus('Sign-in failed: ' + oidc.message(e), true);
+    }
+    return true;
   }
 
   function init() {
@@ -536,8 +589,11 @@
     });
     $('audit-more').addEventListener('click', () => void loadAudit(false));
     setInterval(updateTimes, 1000);
-    const stored = readStoredKey();
-    if (stored !== null) void connect(stored);
+    void initSignIn().then((handled) => {
+      if (handled || key !== null) return;
+      const stored = readStoredKey();
+      if (stored !== null) void connect(stored, readStoredWho());
+    });
   }
 
   if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', init);

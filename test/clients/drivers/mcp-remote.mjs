@@ -1,6 +1,7 @@
 // mcp-remote driven over stdio, as a local-only MCP client (Claude Desktop, say) runs it: spawned with
 // the gateway's URL and `--header Authorization:Bearer …`, spoken to with the SDK 1.x Client over
-// its stdin/stdout (StdioClientTransport). argv[3]: the mcp-remote binary (dist/proxy.js).
+// its stdin/stdout (StdioClientTransport). argv[3]: the mcp-remote binary (dist/proxy.js). With an
+// empty job.key it sends no header and does its own OAuth sign-in (job.env: its BROWSER and so on).
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -16,9 +17,9 @@ run(async () => {
   const elicited = [];
   const transport = new StdioClientTransport({
     command: process.execPath,
-    args: [process.argv[3], job.url, '--header', `Authorization:Bearer ${job.key}`, '--transport', job.transport === 'sse' ? 'sse-only' : 'http-only', ...(job.verbose ? [] : ['--silent'])],
+    args: [process.argv[3], job.url, ...(job.key ? ['--header', `Authorization:Bearer ${job.key}`] : []), '--transport', job.transport === 'sse' ? 'sse-only' : 'http-only', ...(job.verbose ? [] : ['--silent'])],
     // its OAuth state dir, away from $HOME
-    env: { ...process.env, MCP_REMOTE_CONFIG_DIR: configDir },
+    env: { ...process.env, MCP_REMOTE_CONFIG_DIR: configDir, ...job.env },
     stderr: 'pipe',
   });
   let stderr = '';
