@@ -63,6 +63,7 @@ import { flag, has } from './lib/args.mjs';
 
 const serialN = Number(flag('--serial', '1000'));
 const serialCycles = Number(flag('--serial-cycles', '20'));
+const serialWarmup = Number(flag('--serial-warmup', '50'));
 const clients = Number(flag('--clients', '32'));
 const duration = Number(flag('--duration', '10'));
 const warmupS = Number(flag('--warmup', '2'));
@@ -392,7 +393,7 @@ const pct = (xs, q) => xs[Math.min(xs.length - 1, Math.floor(q * xs.length))];
 const ms = (x) => (x === undefined || Number.isNaN(x) ? '–' : x < 10 ? x.toFixed(2) : x < 100 ? x.toFixed(1) : x.toFixed(0));
 
 /**
- * The serial figures of every open target: 50 warm-up calls each, then `serialCycles` blocks of
+ * The serial figures of every open target: --serial-warmup calls each, then `serialCycles` blocks of
  * serialN / serialCycles calls per target, the targets visited in turn (reversed every other cycle);
  * a block ends early past its share of SERIAL_MAX_MS. Sets each row's `serial`.
  */
@@ -408,7 +409,7 @@ async function serialInterleaved(open) {
   };
   for (const t of open) {
     try {
-      for (let i = 0; i < 50; i++) await t.client.call(`warm ${i}`);
+      for (let i = 0; i < serialWarmup; i++) await t.client.call(`warm ${i}`);
     } catch (e) {
       failed(t, e);
     }
@@ -712,7 +713,7 @@ for (const [t, list] of turns) {
 // ---- report ----
 
 const mib = (r) => (r && r.bytes ? `${(r.bytes / 2 ** 20).toFixed(0)} MiB (${r.procs})` : '–');
-let md = `\`echo\` of server-everything (stdio) through each front, called by the MCP SDK client (toolgate REST: undici). Serial: ${serialN} calls after 50 warm-up (fewer if a front needs over ${SERIAL_MAX_MS / 1000} s in all). Concurrent: ${clients} clients in a loop, ${warmupS} s warm-up then ${duration} s counted; only answers that echo the caller's own message count. RSS: the front's whole process tree (process count in brackets), idle after the serial phase and the peak sampled every 0.5 s under load. Serial: every target started, the calls interleaved in ${serialCycles} blocks per target visiting each in turn, toolgate judged against each peer cycle by cycle (the median of the ratio of their block medians, blocks seconds apart); concurrent: one target at a time, each started afresh alone, ${turnCount} times (the targets in the order A B B A …), the figures the mean of the turns; toolgate's \`/mcp\` and \`/sse\` also with their callers on one shared session, the setup of a peer that misroutes answers across sessions, and compared with such a peer that way. The clients are in the bench process, all on the same 2 cores.\n\n`;
+let md = `\`echo\` of server-everything (stdio) through each front, called by the MCP SDK client (toolgate REST: undici). Serial: ${serialN} calls after ${serialWarmup} warm-up (fewer if a front needs over ${SERIAL_MAX_MS / 1000} s in all). Concurrent: ${clients} clients in a loop, ${warmupS} s warm-up then ${duration} s counted; only answers that echo the caller's own message count. RSS: the front's whole process tree (process count in brackets), idle after the serial phase and the peak sampled every 0.5 s under load. Serial: every target started, the calls interleaved in ${serialCycles} blocks per target visiting each in turn, toolgate judged against each peer cycle by cycle (the median of the ratio of their block medians, blocks seconds apart); concurrent: one target at a time, each started afresh alone, ${turnCount} times (the targets in the order A B B A …), the figures the mean of the turns; toolgate's \`/mcp\` and \`/sse\` also with their callers on one shared session, the setup of a peer that misroutes answers across sessions, and compared with such a peer that way. The clients are in the bench process, all on the same 2 cores.\n\n`;
 md += `| front | serial median | serial p99 | calls/s, ${clients} clients | p50 / p99 under load | CPU per call: front tree / client | RSS idle | RSS peak under load | note |\n| --- | --- | --- | --- | --- | --- | --- | --- | --- |\n`;
 for (const r of rows) {
   if (r.error) {
