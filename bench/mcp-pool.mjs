@@ -6,17 +6,17 @@
 //
 //   baseline - with --baseline DIR: McpPool of another checkout (DIR/dist, e.g. the commit before a change)
 //
-//   npx tsc -p tsconfig.json && node bench/mcp-pool.mjs [--calls 200] [--spawns 10] [--cycles 10] [--dist DIR] [--baseline DIR]
+//   npx tsc -p tsconfig.json && node bench/mcp-pool.mjs [--calls 200] [--spawns 10] [--cycles 10] [--warmup 1000] [--dist DIR] [--baseline DIR] [--same-process]
 //
-// Calls are sequential (latency, not throughput); the first 20 of each warm session are
-// discarded. The long-lived targets (pool, baseline, direct) are all open at once, each in a process
-// of its own (bench/lib/pool-target.mjs, which times the calls), and visited in --cycles blocks of
-// calls / cycles each, in turn (the order reversed every other cycle), so this machine's slow and
-// fast phases fall on all of them alike; the pool / baseline ratio is the median of the cycles' own
-// ratios of block medians. One process per target: when the two pools shared the bench's process,
-// the one under test came out 1.15–1.2× the baseline, against 0.92–0.94× with their roles swapped,
-// while each alone in a process was level with the other (docs/benchmarks.md, issue 22).
-// --same-process: the old arrangement, all targets in this process (to show that bias).
+// Calls are sequential (latency, not throughput); the first --warmup (1000) of each warm session
+// are not counted: with 20, as before, the JIT had not yet optimized the call path, and the v2
+// client's larger one came out 1.10–1.24× the 1.x pool, against 1.02–1.09× after 1000 (issue 22,
+// docs/benchmarks.md). The long-lived targets (pool, baseline, direct) are all open at once, each
+// in a process of its own (bench/lib/pool-target.mjs, which times the calls: no two pools share a
+// heap, a collector or the JIT's state, as no two gateways do), and visited in --cycles blocks of
+// calls / cycles each, in turn (the order rotated every cycle), so this machine's slow and fast
+// phases fall on all of them alike; the pool / baseline ratio is the median of the cycles' own
+// ratios of block medians. --same-process: all targets in this process, as before.
 // Prints medians and p90 in ms, and one JSON line.
 import { execFileSync, fork } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -33,7 +33,7 @@ const spawns = Number(flag('--spawns', '10'));
 const distDir = resolve(flag('--dist', `${root}dist`));
 const baselineDir = flag('--baseline', '') && resolve(flag('--baseline', ''));
 const cycles = Math.max(1, Number(flag('--cycles', '10')));
-const WARMUP = Number(flag('--warmup', '20'));
+const WARMUP = Number(flag('--warmup', '1000'));
 const sameProcess = process.argv.includes('--same-process');
 
 for (const dir of [distDir, ...(baselineDir ? [`${baselineDir}/dist`] : [])]) {
@@ -116,7 +116,9 @@ const blockMedians = new Map(targets.map(([name]) => [name, []]));
 for (const [, t] of targets) await t.block(WARMUP, 0);
 const per = Math.ceil(calls / cycles);
 for (let c = 0; c < cycles; c++) {
-  for (const [name, t] of c % 2 === 0 ? targets : [...targets].reverse()) {
+  const k = c % targets.length;
+  // rotated every cycle: each target takes every place and follows every other one alike
+  for (const [name, t] of [...targets.slice(k), ...targets.slice(0, k)]) {
     const block = await t.block(per, WARMUP + c * per);
     samples.get(name).push(...block);
     blockMedians.get(name).push(median(block));
