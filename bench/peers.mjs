@@ -11,8 +11,8 @@
 //   mcp-proxy         (punkpeye) its streamable HTTP endpoint /mcp
 //   mcp-hub           its unified /mcp endpoint (the legacy SSE transport: GET /mcp, POST /messages)
 // Serial: every target is started first, then --serial sequential `echo` calls each (median, p99),
-// interleaved in --serial-cycles blocks that visit every target in turn (the order reversed every
-// other cycle), so that this machine's fast and slow phases, which last minutes, fall on all of them
+// interleaved in --serial-cycles blocks that visit every target in turn (the order rotated every
+// cycle), so that this machine's fast and slow phases, which last minutes, fall on all of them
 // alike; toolgate is judged against a peer cycle by cycle (the median of its block median over the
 // peer's, blocks seconds apart). Then every target is stopped, and each gets --turns (4) concurrent
 // turns alone, started afresh (all targets in one order, then the reverse, the reverse, and the first
@@ -27,7 +27,7 @@
 // The peers live in bench/peers (their own package.json and lockfile, never toolgate's
 // dependencies) and are installed there on first use: `npm ci --prefix bench/peers`.
 //
-//   npm run build && node bench/peers.mjs [--serial 1000] [--serial-cycles 20] [--clients 32] [--duration 10] [--warmup 2] [--turns 4]
+//   npm run build && node bench/peers.mjs [--serial 1000] [--serial-cycles 20] [--serial-warmup 1000] [--clients 32] [--duration 10] [--warmup 2] [--turns 4]
 //       [--only toolgate,mcp-proxy] [--no-floor] [--profile] [--dist DIR]
 //
 // The front alone (unless --no-floor): toolgate's `/mcp` and `/sse` once more, each in a gateway whose call
@@ -63,6 +63,9 @@ import { flag, has } from './lib/args.mjs';
 
 const serialN = Number(flag('--serial', '1000'));
 const serialCycles = Number(flag('--serial-cycles', '20'));
+// Calls per target before the serial figures count: 50 before issue 22, too few for the JIT to
+// have optimized a gateway's call path (the v2 SDK's is larger, and paid more for it).
+const serialWarmup = Number(flag('--serial-warmup', '1000'));
 const clients = Number(flag('--clients', '32'));
 const duration = Number(flag('--duration', '10'));
 const warmupS = Number(flag('--warmup', '2'));
@@ -392,10 +395,21 @@ const pct = (xs, q) => xs[Math.min(xs.length - 1, Math.floor(q * xs.length))];
 const ms = (x) => (x === undefined || Number.isNaN(x) ? '–' : x < 10 ? x.toFixed(2) : x < 100 ? x.toFixed(1) : x.toFixed(0));
 
 /**
- * The serial figures of every open target: 50 warm-up calls each, then `serialCycles` blocks of
- * serialN / serialCycles calls per target, the targets visited in turn (reversed every other cycle);
- * a block ends early past its share of SERIAL_MAX_MS. Sets each row's `serial`.
+ * The serial figures of every open target: --serial-warmup calls each, then `serialCycles` blocks of
+ * serialN / serialCycles calls per target, the targets visited in turn (see `rotation`); a block
+ * ends early past its share of SERIAL_MAX_MS. Sets each row's `serial`.
  */
+/**
+ * The order of cycle `c`: the targets rotated by c, so that over the cycles each takes every place
+ * and follows every other target alike, and none runs two blocks back to back (with 3 targets or
+ * more). The order used to be reversed every other cycle: then the middle target always came
+ * straight after another one, while the first and last ran two blocks in a row at every turn.
+ */
+function rotation(list, c) {
+  const k = c % list.length;
+  return [...list.slice(k), ...list.slice(0, k)];
+}
+
 async function serialInterleaved(open) {
   const per = Math.ceil(serialN / serialCycles);
   const budgetMs = SERIAL_MAX_MS / serialCycles;
@@ -408,14 +422,14 @@ async function serialInterleaved(open) {
   };
   for (const t of open) {
     try {
-      for (let i = 0; i < 50; i++) await t.client.call(`warm ${i}`);
+      for (let i = 0; i < serialWarmup; i++) await t.client.call(`warm ${i}`);
     } catch (e) {
       failed(t, e);
     }
   }
   for (let cycle = 0; cycle < serialCycles; cycle++) {
     log(`serial, cycle ${cycle + 1}/${serialCycles}…`);
-    for (const t of cycle % 2 === 0 ? open : [...open].reverse()) {
+    for (const t of rotation(open, cycle)) {
       const a = acc.get(t);
       if (!a) continue;
       const t0 = performance.now();
@@ -712,7 +726,7 @@ for (const [t, list] of turns) {
 // ---- report ----
 
 const mib = (r) => (r && r.bytes ? `${(r.bytes / 2 ** 20).toFixed(0)} MiB (${r.procs})` : '–');
-let md = `\`echo\` of server-everything (stdio) through each front, called by the MCP SDK client (toolgate REST: undici). Serial: ${serialN} calls after 50 warm-up (fewer if a front needs over ${SERIAL_MAX_MS / 1000} s in all). Concurrent: ${clients} clients in a loop, ${warmupS} s warm-up then ${duration} s counted; only answers that echo the caller's own message count. RSS: the front's whole process tree (process count in brackets), idle after the serial phase and the peak sampled every 0.5 s under load. Serial: every target started, the calls interleaved in ${serialCycles} blocks per target visiting each in turn, toolgate judged against each peer cycle by cycle (the median of the ratio of their block medians, blocks seconds apart); concurrent: one target at a time, each started afresh alone, ${turnCount} times (the targets in the order A B B A …), the figures the mean of the turns; toolgate's \`/mcp\` and \`/sse\` also with their callers on one shared session, the setup of a peer that misroutes answers across sessions, and compared with such a peer that way. The clients are in the bench process, all on the same 2 cores.\n\n`;
+let md = `\`echo\` of server-everything (stdio) through each front, called by the MCP SDK client (toolgate REST: undici). Serial: ${serialN} calls after ${serialWarmup} warm-up (fewer if a front needs over ${SERIAL_MAX_MS / 1000} s in all). Concurrent: ${clients} clients in a loop, ${warmupS} s warm-up then ${duration} s counted; only answers that echo the caller's own message count. RSS: the front's whole process tree (process count in brackets), idle after the serial phase and the peak sampled every 0.5 s under load. Serial: every target started, the calls interleaved in ${serialCycles} blocks per target visiting each in turn, toolgate judged against each peer cycle by cycle (the median of the ratio of their block medians, blocks seconds apart); concurrent: one target at a time, each started afresh alone, ${turnCount} times (the targets in the order A B B A …), the figures the mean of the turns; toolgate's \`/mcp\` and \`/sse\` also with their callers on one shared session, the setup of a peer that misroutes answers across sessions, and compared with such a peer that way. The clients are in the bench process, all on the same 2 cores.\n\n`;
 md += `| front | serial median | serial p99 | calls/s, ${clients} clients | p50 / p99 under load | CPU per call: front tree / client | RSS idle | RSS peak under load | note |\n| --- | --- | --- | --- | --- | --- | --- | --- | --- |\n`;
 for (const r of rows) {
   if (r.error) {
