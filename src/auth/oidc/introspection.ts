@@ -27,6 +27,8 @@ export async function introspect(token: string, t: IntrospectionTarget, nowSecon
     answer = await fetchJson(t.endpoint, {
       timeoutMs: t.timeoutMs,
       maxBytes: 64 * 1024,
+      // A redirect would re-send the token and the client secret to wherever it points, and its answer would be trusted.
+      redirect: 'manual',
       init: {
         method: 'POST',
         headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: basic(t.clientId, t.clientSecret) },
