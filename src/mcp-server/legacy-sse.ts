@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Server } from '@modelcontextprotocol/server';
+import { endAtExpiry } from '../auth/expiry.js';
 import { SSEServerTransport } from '@modelcontextprotocol/sdk/server/sse.js';
 import type { Caller } from '../auth/caller.js';
 import { GatewayError } from '../errors.js';
@@ -85,6 +86,7 @@ export class LegacySse {
       for (const slot of session.calls.values()) slot.cancel(new GatewayError('UNAVAILABLE', 'the MCP client closed its stream; the call was cancelled'));
       void server.close().catch(() => undefined);
     });
+    endAtExpiry(caller, reply.raw, () => reply.raw.end()); // the stream lives no longer than the token that opened it
     const send = transport.send.bind(transport);
     transport.send = async (message) => {
       await send(message);

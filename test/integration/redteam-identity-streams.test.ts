@@ -1,0 +1,93 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { TestGateway } from '../helpers/app.js';
+import { TestIssuer } from '../helpers/issuer.js';
+import { API_KEY, issuerEntry, startOidcGateway } from '../helpers/oidc-gateway.js';
+import { untilAsync } from '../helpers/wait.js';
+
+const MODERN = '2026-07-28';
+const V = 'io.modelcontextprotocol/protocolVersion';
+const envelope = () => ({ [V]: MODERN, 'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' }, 'io.modelcontextprotocol/clientCapabilities': {} });
+
+/** Reads a stream in the background: its text so far, and whether it has ended. */
+function tap(res: Response): { text: string; ended: boolean } {
+  const seen = { text: '', ended: false };
+  void (async () => {
+    const decoder = new TextDecoder();
+    try {
+      for await (const chunk of res.body as ReadableStream<Uint8Array>) seen.text += decoder.decode(chunk);
+    } catch {
+      // ended by the gateway or the test
+    }
+    seen.ended = true;
+  })();
+  return seen;
+}
+
+/**
+ * Red team, issue 23: a long-lived stream opened with an access token ends when that token
+ * expires (on dd5365e each of these stayed open after exp, delivering notifications to a caller
+ * whose authority had lapsed). API-key streams are untouched.
+ */
+describe('red team: streams do not outlive the token that opened them', () => {
+  let idp: TestIssuer;
+  let gw: TestGateway;
+  let base: string;
+  const aborts: AbortController[] = [];
+  const LIFETIME_S = 2;
+
+  beforeAll(async () => {
+    idp = await TestIssuer.start();
+    gw = await startOidcGateway([issuerEntry(idp, { defaultTools: ['*'] })]);
+    base = await gw.app.listen({ port: 0, host: '127.0.0.1' });
+  });
+  afterAll(async () => {
+    for (const ac of aborts) ac.abort();
+    await gw.close();
+    await idp.close();
+  });
+
+  const open = async (url: string, init: RequestInit): Promise<Response> => {
+    const ac = new AbortController();
+    aborts.push(ac);
+    return fetch(`${base}${url}`, { ...init, signal: ac.signal });
+  };
+
+  /** Opens the three kinds of stream with one bearer: legacy /sse, a 2025 session's GET, a 2026-07-28 listen. */
+  async function streams(bearer: string) {
+    const auth = { authorization: `Bearer ${bearer}` };
+    const sse = await open('/sse', { headers: { ...auth, accept: 'text/event-stream' } });
+    expect(sse.status).toBe(200);
+    const init = await fetch(`${base}/mcp`, {
+      method: 'POST',
+      headers: { ...auth, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } }),
+    });
+    expect(init.status).toBe(200);
+    await init.text();
+    const sid = init.headers.get('mcp-session-id') as string;
+    const session = { ...auth, 'mcp-session-id': sid, 'mcp-protocol-version': '2025-06-18' };
+    await fetch(`${base}/mcp`, { method: 'POST', headers: { ...session, 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }) });
+    const get = await open('/mcp', { headers: { ...session, accept: 'text/event-stream' } });
+    expect(get.status).toBe(200);
+    const listen = await open('/mcp', {
+      method: 'POST',
+      headers: { ...auth, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': MODERN, 'mcp-method': 'subscriptions/listen' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'subscriptions/listen', params: { _meta: envelope(), notifications: { toolsListChanged: true } } }),
+    });
+    expect(listen.status).toBe(200);
+    return { sse: tap(sse), get: tap(get), listen: tap(listen) };
+  }
+
+  it('legacy /sse, the 2025 GET stream and the 2026-07-28 listen stream end at the token\'s exp; API-key streams stay', async () => {
+    const token = await idp.mint({}, { expiresIn: LIFETIME_S });
+    const t0 = Date.now();
+    const mine = await streams(token);
+    const keyed = await streams(API_KEY);
+    await untilAsync(async () => mine.sse.text.includes('endpoint') && mine.listen.text.includes('acknowledged'), 'the streams opened', 3000);
+    expect([mine.sse.ended, mine.get.ended, mine.listen.ended]).toEqual([false, false, false]);
+    await untilAsync(async () => mine.sse.ended && mine.get.ended && mine.listen.ended, 'the token\'s streams ended', (LIFETIME_S + 4) * 1000);
+    // Not before the token expired.
+    expect(Date.now() - t0).toBeGreaterThanOrEqual((LIFETIME_S - 1) * 1000);
+    expect([keyed.sse.ended, keyed.get.ended, keyed.listen.ended]).toEqual([false, false, false]);
+  });
+});
