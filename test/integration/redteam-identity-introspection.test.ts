@@ -99,3 +99,28 @@ describe('red team: endpoints a discovery document names', () => {
     }
   });
 });
+
+describe('red team: a flood of opaque tokens', () => {
+  it('costs the issuer at most 16 introspection requests at a time, the rest 401 issuer_unavailable, none a 500', async () => {
+    const idp = await TestIssuer.start();
+    let held = 0;
+    const hung: import('node:http').ServerResponse[] = [];
+    const slow = createServer((_req, res) => {
+      held++;
+      hung.push(res); // a slow issuer: answers nothing before the gateway's timeout
+    });
+    await new Promise<void>((resolve) => slow.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(slow.address() as AddressInfo).port}/introspect`;
+    const gw = await startOidcGateway([issuerEntry(idp, { fetchTimeoutMs: 1000, introspection: { endpoint: url, clientId: 'a', clientSecret: 'b' } })]);
+    try {
+      const answers = await Promise.all(Array.from({ length: 64 }, (_, i) => listTools(gw, `random-opaque-${i}-${Math.random()}`)));
+      expect(held).toBeLessThanOrEqual(16);
+      expect(answers.every((r) => r.statusCode === 401 && reasonOf(r) === 'issuer_unavailable')).toBe(true);
+    } finally {
+      await gw.close();
+      for (const r of hung) r.destroy();
+      await close(slow);
+      await idp.close();
+    }
+  });
+});
