@@ -49,6 +49,16 @@ export function callerKey(caller: Caller): string {
   return caller.identity ? `${caller.identity.issuer}\u0000${caller.id}` : caller.id;
 }
 
+/**
+ * The key an MCP session (2025 sessions, /sse sessions, a 2026-07-28 input request) is bound to:
+ * callerKey, and the token's subject when the caller id is another claim (`claims.id: client_id`),
+ * so that two people signed in through one client never reach each other's session.
+ */
+export function sessionKey(caller: Caller): string {
+  const id = caller.identity;
+  return id && id.subject !== caller.id ? `${callerKey(caller)}\u0000${id.subject}` : callerKey(caller);
+}
+
 /** The same person: issuer and subject when both are token callers (one person with two clients is one), never a key and a token, else the key id. */
 export function samePerson(a: { id: string; identity?: Pick<TokenIdentity, 'issuer' | 'subject'> | undefined }, b: { id: string; identity?: Pick<TokenIdentity, 'issuer' | 'subject'> | undefined }): boolean {
   if (a.identity && b.identity) return a.identity.issuer === b.identity.issuer && a.identity.subject === b.identity.subject;
