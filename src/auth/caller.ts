@@ -66,12 +66,18 @@ export function samePerson(a: { id: string; identity?: Pick<TokenIdentity, 'issu
   return a.id === b.id;
 }
 
-/** `{ issuer }` of a token caller, for records that name their caller (with the id, who may read them). */
-export function issuerField(caller: Caller): { issuer?: string } {
-  return caller.identity ? { issuer: caller.identity.issuer } : {};
+/**
+ * `{ issuer }` of a token caller, for records that name their caller (with the id, who may read
+ * them), and `subject` when the id is another claim (`claims.id: client_id`): a record is a person's.
+ */
+export function issuerField(caller: Caller): { issuer?: string; subject?: string } {
+  const id = caller.identity;
+  if (!id) return {};
+  return id.subject === caller.id ? { issuer: id.issuer } : { issuer: id.issuer, subject: id.subject };
 }
 
-/** The caller that made a record (by id and, for tokens, issuer) is this one. */
-export function madeBy(record: { caller: string; issuer?: string | undefined }, caller: Caller): boolean {
-  return record.caller === caller.id && record.issuer === caller.identity?.issuer;
+/** The caller that made a record (by id and, for tokens, issuer, and the subject the record names) is this one. */
+export function madeBy(record: { caller: string; issuer?: string | undefined; subject?: string | undefined }, caller: Caller): boolean {
+  if (record.caller !== caller.id || record.issuer !== caller.identity?.issuer) return false;
+  return record.subject === undefined || record.subject === caller.identity?.subject;
 }

@@ -62,7 +62,7 @@ export async function resumeModern(g: ModernGate, ctx: ServerContext, tool: stri
   // Asked of this caller, by this gateway, and the client can still answer a form.
   if (!g.canAsk || id === '' || (await gw.state.get(askedKey(id))) !== sessionKey(g.caller)) throw invalidState();
   const conf = await gw.confirmations.get(id);
-  if (!conf || !madeBy({ caller: conf.caller, issuer: conf.asker?.identity.issuer }, g.caller) || conf.tool !== tool || !mayElicit(conf.tool) || !gw.confirmations.inScope(g.caller, conf)) throw invalidState();
+  if (!conf || !madeBy({ caller: conf.caller, issuer: conf.asker?.identity.issuer, subject: conf.asker?.identity.subject }, g.caller) || conf.tool !== tool || !mayElicit(conf.tool) || !gw.confirmations.inScope(g.caller, conf)) throw invalidState();
   if (conf.status === 'expired') throw invalidState();
   if (conf.status !== 'pending') {
     return { content: [{ type: 'text', text: `This call of '${tool}' was already decided (confirmation ${conf.id}: ${conf.status}${conf.approver ? ` by ${conf.approver}` : ''}).` }], isError: conf.status === 'rejected' };

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestGateway } from '../helpers/app.js';
 import { TestIssuer } from '../helpers/issuer.js';
-import { issuerEntry, startOidcGateway } from '../helpers/oidc-gateway.js';
+import { echoTool } from '../helpers/app.js';
+import { OIDC_TOOLS, issuerEntry, startOidcGateway } from '../helpers/oidc-gateway.js';
 
 const init = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } } };
 const list = { jsonrpc: '2.0', id: 2, method: 'tools/list' };
@@ -23,7 +24,9 @@ describe('red team: an MCP session belongs to a person, also when the caller id 
 
   beforeAll(async () => {
     idp = await TestIssuer.start();
-    gw = await startOidcGateway([issuerEntry(idp, { claims: { id: 'client_id' }, defaultTools: ['*'] })]);
+    gw = await startOidcGateway([issuerEntry(idp, { claims: { id: 'client_id' }, defaultTools: ['*'] })], {
+      tools: { ...OIDC_TOOLS, 'wipe.yaml': { ...echoTool('ops.wipe'), sideEffect: 'destructive' } },
+    });
   });
   afterAll(async () => {
     await gw.close();
@@ -40,5 +43,17 @@ describe('red team: an MCP session belongs to a person, also when the caller id 
     expect(hijack.statusCode).toBe(404);
     const again = await gw.app.inject({ method: 'POST', url: '/mcp', headers: headers(await idp.mint({ sub: 'erin', client_id: 'cli-a', jti: 'second' }), sid), payload: list });
     expect(again.statusCode).toBe(200);
+  });
+
+  it('erin\'s call record through cli-a is not frank\'s to read or cancel through cli-a; erin reads it with another token', async () => {
+    const erin = await idp.mint({ sub: 'erin', client_id: 'cli-a' });
+    const asked = await gw.call('ops.wipe', {}, { key: erin });
+    expect(asked.statusCode, asked.body).toBe(202);
+    const callId = (asked.json() as { callId: string }).callId;
+    const frank = await idp.mint({ sub: 'frank', client_id: 'cli-a' });
+    expect((await gw.app.inject({ method: 'GET', url: `/v1/calls/${callId}`, headers: { authorization: `Bearer ${frank}` } })).statusCode).toBe(404);
+    expect((await gw.app.inject({ method: 'DELETE', url: `/v1/calls/${callId}`, headers: { authorization: `Bearer ${frank}` } })).statusCode).not.toBe(200);
+    const erin2 = await idp.mint({ sub: 'erin', client_id: 'cli-a', jti: 'again' });
+    expect((await gw.app.inject({ method: 'GET', url: `/v1/calls/${callId}`, headers: { authorization: `Bearer ${erin2}` } })).statusCode).toBe(200);
   });
 });
