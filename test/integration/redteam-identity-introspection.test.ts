@@ -124,3 +124,32 @@ describe('red team: a flood of opaque tokens', () => {
     }
   });
 });
+
+describe('red team: what an introspection answer says the token is', () => {
+  it('an active refresh token (or ID token) is not an access token: token_type or Keycloak\'s typ say so', async () => {
+    const idp = await TestIssuer.start();
+    const gw = await startOidcGateway([issuerEntry(idp, { defaultTools: ['*'], introspection: { clientId: 'a', clientSecret: 'b' } })]);
+    const exp = Math.floor(Date.now() / 1000) + 300;
+    try {
+      idp.opaque.set('refresh-1', { active: true, sub: 'rita', exp, token_type: 'refresh_token' });
+      idp.opaque.set('refresh-kc', { active: true, sub: 'rita', exp, typ: 'Refresh' });
+      idp.opaque.set('id-kc', { active: true, sub: 'rita', exp, typ: 'ID' });
+      idp.opaque.set('string-true', { active: 'true', sub: 'rita', exp });
+      // A DPoP-bound token used as a bearer: the gateway checks no proof, so it must not accept it.
+      idp.opaque.set('dpop-1', { active: true, sub: 'rita', exp, token_type: 'DPoP' });
+      for (const t of ['refresh-1', 'refresh-kc', 'id-kc', 'string-true', 'dpop-1']) {
+        const res = await listTools(gw, t);
+        expect(res.statusCode, t).toBe(401);
+      }
+      expect(reasonOf(await listTools(gw, 'refresh-1'))).toBe('wrong_type');
+      // Access tokens as providers describe them pass.
+      idp.opaque.set('at-1', { active: true, sub: 'rita', exp, token_type: 'Bearer' });
+      idp.opaque.set('at-kc', { active: true, sub: 'rita', exp, typ: 'Bearer', token_type: 'access_token' });
+      idp.opaque.set('at-plain', { active: true, sub: 'rita', exp });
+      for (const t of ['at-1', 'at-kc', 'at-plain']) expect((await listTools(gw, t)).statusCode, t).toBe(200);
+    } finally {
+      await gw.close();
+      await idp.close();
+    }
+  });
+});

@@ -135,6 +135,11 @@ describe('red team: hostile access tokens', () => {
     }
   });
 
+  it('a sender-constrained token (cnf: DPoP or mTLS) is refused: no proof of possession is checked, so as a bearer it would lose its binding', async () => {
+    await refused(await idp.mint({ cnf: { jkt: '0ZcOCORZNYy-DWpqq30jZyJGHTN0d2HglBV3uiguA4I' } }), 'wrong_type');
+    await refused(await idp.mint({ cnf: { 'x5t#S256': 'bwcK0esc3ACC3DB2Y5_lESsXE8o9ltc05O89jdN-dg2' } }), 'wrong_type');
+  });
+
   it('an API key stays an API key, and a JWT-shaped API key is not sent to verification', async () => {
     expect((await listTools(gw, API_KEY)).statusCode).toBe(200);
   });
