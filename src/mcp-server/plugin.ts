@@ -1,5 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { callerKey, globToRegExp } from '../auth/caller.js';
+import { globToRegExp, sessionKey } from '../auth/caller.js';
 import { endAtExpiry } from '../auth/expiry.js';
 import type { Gateway, ReloadResult } from '../gateway.js';
 import { requireCaller } from '../plugins/auth.js';
@@ -180,7 +180,7 @@ export async function mcpServerRoutes(app: FastifyInstance, opts: { gw: Gateway 
     const response = await modern.fetch(webRequest(), req.caller, parsed?.value);
     if (isListen(parsed?.value) && response.status === 200 && response.headers.get('content-type')?.startsWith('text/event-stream')) {
       // An open listen stream: counted against its key until it closes, the oldest ended past the limit.
-      const closed = listens.add(callerKey(req.caller), end);
+      const closed = listens.add(sessionKey(req.caller), end); // per person: one cannot end another's through a shared client id
       reply.raw.once('close', closed);
       endAtExpiry(req.caller, reply.raw, end);
     }

@@ -134,7 +134,7 @@ describe('red team: what an introspection answer says the token is', () => {
       idp.opaque.set('refresh-1', { active: true, sub: 'rita', exp, token_type: 'refresh_token' });
       idp.opaque.set('refresh-kc', { active: true, sub: 'rita', exp, typ: 'Refresh' });
       idp.opaque.set('id-kc', { active: true, sub: 'rita', exp, typ: 'ID' });
-      idp.opaque.set('string-true', { active: 'true', sub: 'rita', exp });
+      idp.opaque.set('string-true', JSON.parse(`{"active":"true","sub":"rita","exp":${exp}}`)); // "true", a string
       // A DPoP-bound token used as a bearer: the gateway checks no proof, so it must not accept it.
       idp.opaque.set('dpop-1', { active: true, sub: 'rita', exp, token_type: 'DPoP' });
       for (const t of ['refresh-1', 'refresh-kc', 'id-kc', 'string-true', 'dpop-1']) {

@@ -91,3 +91,36 @@ describe('red team: streams do not outlive the token that opened them', () => {
     expect([keyed.sse.ended, keyed.get.ended, keyed.listen.ended]).toEqual([false, false, false]);
   });
 });
+
+describe('red team: one person cannot end another\'s streams through a shared client id', () => {
+  it('with claims.id: client_id, erin opening 32 listen streams ends her own oldest, not frank\'s', async () => {
+    const idp = await TestIssuer.start();
+    const gw = await startOidcGateway([issuerEntry(idp, { claims: { id: 'client_id' }, defaultTools: ['*'] })]);
+    const base = await gw.app.listen({ port: 0, host: '127.0.0.1' });
+    const aborts: AbortController[] = [];
+    const listen = async (token: string, id: number) => {
+      const ac = new AbortController();
+      aborts.push(ac);
+      const res = await fetch(`${base}/mcp`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': MODERN, 'mcp-method': 'subscriptions/listen' },
+        body: JSON.stringify({ jsonrpc: '2.0', id, method: 'subscriptions/listen', params: { _meta: envelope(), notifications: { toolsListChanged: true } } }),
+        signal: ac.signal,
+      });
+      expect(res.status).toBe(200);
+      return tap(res);
+    };
+    try {
+      const frank = await listen(await idp.mint({ sub: 'frank', client_id: 'cli-a' }), 0);
+      const erin = await idp.mint({ sub: 'erin', client_id: 'cli-a' });
+      const hers: { text: string; ended: boolean }[] = [];
+      for (let i = 1; i <= 33; i++) hers.push(await listen(erin, i));
+      await untilAsync(async () => hers[0]?.ended === true, 'erin\'s oldest stream ended', 3000);
+      expect(frank.ended).toBe(false);
+    } finally {
+      for (const ac of aborts) ac.abort();
+      await gw.close();
+      await idp.close();
+    }
+  });
+});
