@@ -2,6 +2,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Gateway } from '../gateway.js';
 import { FINISHED, type CallRecord } from '../calls/records.js';
 import type { CallEvent } from '../calls/background.js';
+import { endAtExpiry } from '../auth/expiry.js';
 
 const KEEPALIVE_MS = 15_000;
 const POLL_MS = 1000;
@@ -46,6 +47,7 @@ export function streamCallEvents(gw: Gateway, req: FastifyRequest, reply: Fastif
   };
   req.raw.once('close', stop);
   res.once('close', stop);
+  endAtExpiry(req.caller, res, () => res.end()); // no longer than the token that opened it (the call goes on)
   timers.push(setInterval(() => res.write(': keep-alive\n\n'), KEEPALIVE_MS));
 
   unsubscribe = gw.background.subscribe(first.callId, (e: CallEvent) => {

@@ -1,7 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { TestGateway } from '../helpers/app.js';
 import { TestIssuer } from '../helpers/issuer.js';
-import { API_KEY, issuerEntry, startOidcGateway } from '../helpers/oidc-gateway.js';
+import { httpTool } from '../helpers/app.js';
+import { API_KEY, OIDC_TOOLS, issuerEntry, startOidcGateway } from '../helpers/oidc-gateway.js';
+import { Upstream } from '../helpers/upstream.js';
 import { untilAsync } from '../helpers/wait.js';
 
 const MODERN = '2026-07-28';
@@ -120,6 +122,38 @@ describe('red team: one person cannot end another\'s streams through a shared cl
     } finally {
       for (const ac of aborts) ac.abort();
       await gw.close();
+      await idp.close();
+    }
+  });
+});
+
+describe('red team: a call\'s event stream ends with the token that opened it', () => {
+  it('GET /v1/calls/{id}/events of a long call closes at the token\'s exp; the call itself goes on', async () => {
+    const idp = await TestIssuer.start();
+    const up = await new Upstream().start();
+    up.on(() => undefined); // never answers: the call runs until its timeout
+    const gw = await startOidcGateway([issuerEntry(idp, { defaultTools: ['*'] })], {
+      tools: { ...OIDC_TOOLS, 'long.yaml': httpTool('jobs.long', `${up.url}/long`, { async: true, timeoutMs: 20_000 }) },
+    });
+    const base = await gw.app.listen({ port: 0, host: '127.0.0.1' });
+    const ac = new AbortController();
+    try {
+      const token = await idp.mint({}, { expiresIn: 2 });
+      const started = await fetch(`${base}/v1/tools/jobs.long/call`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify({ arguments: {} }) });
+      expect(started.status).toBe(202);
+      const { callId } = (await started.json()) as { callId: string };
+      const events = await fetch(`${base}/v1/calls/${callId}/events`, { headers: { authorization: `Bearer ${token}` }, signal: ac.signal });
+      expect(events.status).toBe(200);
+      const seen = tap(events);
+      await untilAsync(async () => seen.text.includes('started'), 'the stream started', 2000);
+      await untilAsync(async () => seen.ended, 'the stream ended at exp', 6000);
+      expect(seen.text).not.toContain('finished');
+      const rec = await gw.app.inject({ method: 'GET', url: `/v1/calls/${callId}`, headers: { authorization: `Bearer ${await idp.mint()}` } });
+      expect(rec.json()).toMatchObject({ status: 'running' });
+    } finally {
+      ac.abort();
+      await gw.close();
+      await up.close();
       await idp.close();
     }
   });
