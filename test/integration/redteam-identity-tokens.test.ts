@@ -1,5 +1,5 @@
 import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { connect, type AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { exportJWK, generateKeyPair, SignJWT } from 'jose';
 import type { TestGateway } from '../helpers/app.js';
@@ -142,5 +142,24 @@ describe('red team: hostile access tokens', () => {
 
   it('an API key stays an API key, and a JWT-shaped API key is not sent to verification', async () => {
     expect((await listTools(gw, API_KEY)).statusCode).toBe(200);
+  });
+
+  it('two Authorization lines are refused (Node keeps the first; a proxy in front may have judged the other)', async () => {
+    const base = await gw.app.listen({ port: 0, host: '127.0.0.1' });
+    const { port } = new URL(base);
+    const good = await idp.mint({ scope: 'tools:weather.*' });
+    const raw = (lines: string[]) =>
+      new Promise<string>((resolve, reject) => {
+        const sock = connect(Number(port), '127.0.0.1', () => sock.end([...lines, 'Connection: close', '', ''].join('\r\n')));
+        let out = '';
+        sock.on('data', (d) => (out += d.toString()));
+        sock.on('end', () => resolve(out));
+        sock.on('error', reject);
+      });
+    const one = await raw(['GET /v1/tools HTTP/1.1', 'Host: 127.0.0.1', `Authorization: Bearer ${good}`]);
+    expect(one).toMatch(/^HTTP\/1\.1 200/);
+    const two = await raw(['GET /v1/tools HTTP/1.1', 'Host: 127.0.0.1', `Authorization: Bearer ${good}`, 'Authorization: Bearer someone-else']);
+    expect(two).toMatch(/^HTTP\/1\.1 (400|401)/);
+    expect(two).not.toContain(good);
   });
 });
