@@ -86,7 +86,7 @@ export class LegacySse {
       for (const slot of session.calls.values()) slot.cancel(new GatewayError('UNAVAILABLE', 'the MCP client closed its stream; the call was cancelled'));
       void server.close().catch(() => undefined);
     });
-    endAtExpiry(caller, reply.raw, () => reply.raw.end()); // the stream lives no longer than the token that opened it
+    endAtExpiry(caller, reply.raw, () => reply.raw.destroy()); // no longer than the token that opened it (destroyed: no write after an end)
     const send = transport.send.bind(transport);
     transport.send = async (message) => {
       await send(message);

@@ -47,7 +47,11 @@ export function streamCallEvents(gw: Gateway, req: FastifyRequest, reply: Fastif
   };
   req.raw.once('close', stop);
   res.once('close', stop);
-  endAtExpiry(req.caller, res, () => res.end()); // no longer than the token that opened it (the call goes on)
+  // No longer than the token that opened it (the call goes on); stopped first, so nothing writes after the end.
+  endAtExpiry(req.caller, res, () => {
+    stop();
+    res.end();
+  });
   timers.push(setInterval(() => res.write(': keep-alive\n\n'), KEEPALIVE_MS));
 
   unsubscribe = gw.background.subscribe(first.callId, (e: CallEvent) => {
