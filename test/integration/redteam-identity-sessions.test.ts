@@ -56,4 +56,18 @@ describe('red team: an MCP session belongs to a person, also when the caller id 
     const erin2 = await idp.mint({ sub: 'erin', client_id: 'cli-a', jti: 'again' });
     expect((await gw.app.inject({ method: 'GET', url: `/v1/calls/${callId}`, headers: { authorization: `Bearer ${erin2}` } })).statusCode).toBe(200);
   });
+
+  it('an Idempotency-Key is a person\'s: frank reusing erin\'s key through cli-a does not get her stored answer', async () => {
+    const erin = await idp.mint({ sub: 'erin', client_id: 'cli-a' });
+    const frank = await idp.mint({ sub: 'frank', client_id: 'cli-a' });
+    const headers = { 'idempotency-key': 'erin-key-0001' };
+    const hers = await gw.call('weather.now', { q: 'x' }, { key: erin, headers });
+    expect(hers.statusCode, hers.body).toBe(200);
+    const his = await gw.call('weather.now', { q: 'x' }, { key: frank, headers });
+    expect(his.statusCode, his.body).toBe(200);
+    expect((his.json() as { callId: string }).callId).not.toBe((hers.json() as { callId: string }).callId);
+    // Erin's own retry is still answered from the store.
+    const again = await gw.call('weather.now', { q: 'x' }, { key: await idp.mint({ sub: 'erin', client_id: 'cli-a', jti: 'r' }), headers });
+    expect((again.json() as { callId: string }).callId).toBe((hers.json() as { callId: string }).callId);
+  });
 });
