@@ -18,6 +18,7 @@ import { adminRoutes } from './routes/admin.js';
 import { metricsRoutes } from './plugins/metrics.js';
 import { registerDrain } from './plugins/drain.js';
 import { lazyChildLoggerFactory } from './plugins/lazy-logger.js';
+import { loggedUrl } from './util/log-url.js';
 import { confirmationRoutes } from './routes/confirmations.js';
 import { callRoutes } from './routes/calls.js';
 import { batchRoutes } from './routes/batch.js';
@@ -77,7 +78,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   if (opts.logger && ['trace', 'debug', 'info'].includes(opts.logger.level)) {
     app.addHook('onResponse', (req, reply, done) => {
       const caller = (req as { caller?: { id: string } }).caller?.id;
-      req.log.info({ method: req.method, url: req.url, status: reply.statusCode, ms: Math.round(reply.elapsedTime), caller }, 'request');
+      req.log.info({ method: req.method, url: loggedUrl(req.url), status: reply.statusCode, ms: Math.round(reply.elapsedTime), caller }, 'request');
       done();
     });
   }

@@ -49,6 +49,16 @@ export function callerKey(caller: Caller): string {
   return caller.identity ? `${caller.identity.issuer}\u0000${caller.id}` : caller.id;
 }
 
+/**
+ * The key an MCP session (2025 sessions, /sse sessions, a 2026-07-28 input request) is bound to:
+ * callerKey, and the token's subject when the caller id is another claim (`claims.id: client_id`),
+ * so that two people signed in through one client never reach each other's session.
+ */
+export function sessionKey(caller: Caller): string {
+  const id = caller.identity;
+  return id && id.subject !== caller.id ? `${callerKey(caller)}\u0000${id.subject}` : callerKey(caller);
+}
+
 /** The same person: issuer and subject when both are token callers (one person with two clients is one), never a key and a token, else the key id. */
 export function samePerson(a: { id: string; identity?: Pick<TokenIdentity, 'issuer' | 'subject'> | undefined }, b: { id: string; identity?: Pick<TokenIdentity, 'issuer' | 'subject'> | undefined }): boolean {
   if (a.identity && b.identity) return a.identity.issuer === b.identity.issuer && a.identity.subject === b.identity.subject;
@@ -56,12 +66,18 @@ export function samePerson(a: { id: string; identity?: Pick<TokenIdentity, 'issu
   return a.id === b.id;
 }
 
-/** `{ issuer }` of a token caller, for records that name their caller (with the id, who may read them). */
-export function issuerField(caller: Caller): { issuer?: string } {
-  return caller.identity ? { issuer: caller.identity.issuer } : {};
+/**
+ * `{ issuer }` of a token caller, for records that name their caller (with the id, who may read
+ * them), and `subject` when the id is another claim (`claims.id: client_id`): a record is a person's.
+ */
+export function issuerField(caller: Caller): { issuer?: string; subject?: string } {
+  const id = caller.identity;
+  if (!id) return {};
+  return id.subject === caller.id ? { issuer: id.issuer } : { issuer: id.issuer, subject: id.subject };
 }
 
-/** The caller that made a record (by id and, for tokens, issuer) is this one. */
-export function madeBy(record: { caller: string; issuer?: string | undefined }, caller: Caller): boolean {
-  return record.caller === caller.id && record.issuer === caller.identity?.issuer;
+/** The caller that made a record (by id and, for tokens, issuer, and the subject the record names) is this one. */
+export function madeBy(record: { caller: string; issuer?: string | undefined; subject?: string | undefined }, caller: Caller): boolean {
+  if (record.caller !== caller.id || record.issuer !== caller.identity?.issuer) return false;
+  return record.subject === undefined || record.subject === caller.identity?.subject;
 }

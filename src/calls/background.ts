@@ -68,7 +68,7 @@ export class BackgroundCalls {
    * written (the 202 may then be sent); `run`'s outcome goes to the record and the subscribers.
    */
   async start(
-    base: Pick<CallRecord, 'callId' | 'tool' | 'caller' | 'issuer' | 'sessionId'>,
+    base: Pick<CallRecord, 'callId' | 'tool' | 'caller' | 'issuer' | 'subject' | 'sessionId'>,
     run: (signal: AbortSignal, onProgress: (p: ProgressNote) => void) => Promise<unknown>,
   ): Promise<void> {
     if (this.closed) throw new GatewayError('UNAVAILABLE', 'the gateway is shutting down', { retryAfterSeconds: 1 });

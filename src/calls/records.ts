@@ -18,6 +18,8 @@ export interface CallRecord {
   caller: string;
   /** A token caller's issuer: with `caller`, who may read the call. */
   issuer?: string;
+  /** The token's subject when the caller id is another claim: with `caller`, who may read the call. */
+  subject?: string;
   sessionId?: string | undefined;
   status: CallStatus;
   /** Ran in the background (`async: true` or `Prefer: respond-async`). */

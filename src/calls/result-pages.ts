@@ -8,6 +8,7 @@ interface StoredResult {
   tool: string;
   caller: string;
   issuer?: string;
+  subject?: string;
   text: string;
   /** Bytes of the whole document; more than the kept text when it was over the store's cap. */
   totalBytes: number;
@@ -58,9 +59,9 @@ export class ResultPages {
     return doc.length;
   }
 
-  async owner(callId: string): Promise<{ caller: string; issuer?: string; tool: string } | undefined> {
+  async owner(callId: string): Promise<{ caller: string; issuer?: string; subject?: string; tool: string } | undefined> {
     const stored = await this.load(callId);
-    return stored && { caller: stored.caller, ...(stored.issuer !== undefined ? { issuer: stored.issuer } : {}), tool: stored.tool };
+    return stored && { caller: stored.caller, ...(stored.issuer !== undefined ? { issuer: stored.issuer } : {}), ...(stored.subject !== undefined ? { subject: stored.subject } : {}), tool: stored.tool };
   }
 
   /** `limit` bytes from `offset`, both moved back to a character's start; undefined when not kept (or expired). */

@@ -5,6 +5,7 @@ import type { CompiledTool } from '../tools/types.js';
 import { digest } from '../util/hash.js';
 import { snapshotOf, type AskerSnapshot } from './asker.js';
 import type { Confirmations, Confirmation } from './service.js';
+import { issuerField } from '../auth/caller.js';
 
 export interface GateDeps {
   confirmations: Confirmations;
@@ -46,7 +47,7 @@ export function makeGate(deps: GateDeps) {
       callId,
       tool: tool.name,
       caller: req.caller.id,
-      ...(req.caller.identity ? { issuer: req.caller.identity.issuer } : {}),
+      ...issuerField(req.caller),
       sessionId: req.sessionId,
       status: 'pending_confirmation',
       confirmationId: conf.id,

@@ -5,7 +5,7 @@ import type { PendingResponse } from '../pipeline/index.js';
 import { approvalForm, decideByClient } from './approval.js';
 import { errorResult, pendingResult } from './results.js';
 import type { McpServerDeps } from './server.js';
-import { callerKey, madeBy } from '../auth/caller.js';
+import { madeBy, sessionKey } from '../auth/caller.js';
 
 /** What a 2026-07-28 tools/call needs to turn a pending confirmation into an input request. */
 export interface ModernGate {
@@ -39,7 +39,7 @@ export async function askModern(g: ModernGate, pending: PendingResponse): Promis
   if (!g.canAsk || !g.deps.mayElicit(pending.tool)) return pendingResult(pending);
   const ttl = Date.parse(pending.confirmation.expiresAt) - Date.now();
   if (!(ttl > 0)) return pendingResult(pending);
-  await g.deps.gw.state.set(askedKey(pending.confirmation.id), callerKey(g.caller), ttl);
+  await g.deps.gw.state.set(askedKey(pending.confirmation.id), sessionKey(g.caller), ttl);
   return ask(pending.confirmation.id, pending.tool, pending.confirmation.summary);
 }
 
@@ -60,9 +60,9 @@ export async function resumeModern(g: ModernGate, ctx: ServerContext, tool: stri
   const { gw, mayElicit } = g.deps;
   const id = state.slice(STATE.length);
   // Asked of this caller, by this gateway, and the client can still answer a form.
-  if (!g.canAsk || id === '' || (await gw.state.get(askedKey(id))) !== callerKey(g.caller)) throw invalidState();
+  if (!g.canAsk || id === '' || (await gw.state.get(askedKey(id))) !== sessionKey(g.caller)) throw invalidState();
   const conf = await gw.confirmations.get(id);
-  if (!conf || !madeBy({ caller: conf.caller, issuer: conf.asker?.identity.issuer }, g.caller) || conf.tool !== tool || !mayElicit(conf.tool) || !gw.confirmations.inScope(g.caller, conf)) throw invalidState();
+  if (!conf || !madeBy({ caller: conf.caller, issuer: conf.asker?.identity.issuer, subject: conf.asker?.identity.subject }, g.caller) || conf.tool !== tool || !mayElicit(conf.tool) || !gw.confirmations.inScope(g.caller, conf)) throw invalidState();
   if (conf.status === 'expired') throw invalidState();
   if (conf.status !== 'pending') {
     return { content: [{ type: 'text', text: `This call of '${tool}' was already decided (confirmation ${conf.id}: ${conf.status}${conf.approver ? ` by ${conf.approver}` : ''}).` }], isError: conf.status === 'rejected' };

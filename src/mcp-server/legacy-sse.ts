@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Server } from '@modelcontextprotocol/server';
+import { endAtExpiry } from '../auth/expiry.js';
 import { SSEServerTransport } from '@modelcontextprotocol/sdk/server/sse.js';
 import type { Caller } from '../auth/caller.js';
 import { GatewayError } from '../errors.js';
@@ -9,7 +10,7 @@ import { cancelledRequestId, clientCancelled, plainToolCall } from './fast-call.
 import { header, runMcpCall, type McpServerDeps } from './server.js';
 import { toWebRequest } from './http.js';
 import type { ProtocolErrorReason } from './protocol-errors.js';
-import { callerKey } from '../auth/caller.js';
+import { sessionKey } from '../auth/caller.js';
 
 /** The legacy transport's paths (MCP 2024-11-05 "HTTP with SSE"): the stream, and where its messages are posted. */
 export const SSE_PATH = '/sse';
@@ -72,8 +73,8 @@ export class LegacySse {
     const caller = req.caller;
     const transport = new SSEServerTransport(MESSAGES_PATH, reply.raw);
     const server = this.build(caller);
-    const session: SseSession = { transport, server, callerId: callerKey(caller), opened: Date.now(), calls: new Map() };
-    this.makeRoom(callerKey(caller));
+    const session: SseSession = { transport, server, callerId: sessionKey(caller), opened: Date.now(), calls: new Map() };
+    this.makeRoom(sessionKey(caller));
     this.sessions.set(transport.sessionId, session);
     reply.hijack();
     reply.raw.setHeader('x-accel-buffering', 'no');
@@ -85,6 +86,7 @@ export class LegacySse {
       for (const slot of session.calls.values()) slot.cancel(new GatewayError('UNAVAILABLE', 'the MCP client closed its stream; the call was cancelled'));
       void server.close().catch(() => undefined);
     });
+    endAtExpiry(caller, reply.raw, () => reply.raw.destroy()); // no longer than the token that opened it (destroyed: no write after an end)
     const send = transport.send.bind(transport);
     transport.send = async (message) => {
       await send(message);
@@ -98,7 +100,7 @@ export class LegacySse {
     const session = typeof id === 'string' ? this.sessions.get(id) : undefined;
     // Another key's session is not found either: a key learns nothing about others' sessions.
     const refused = (reason: ProtocolErrorReason) => this.deps.gw.metrics.mcpProtocolError(reason);
-    if (!session || session.callerId !== callerKey(req.caller)) {
+    if (!session || session.callerId !== sessionKey(req.caller)) {
       refused('session_not_found');
       throw new GatewayError('NOT_FOUND', 'no SSE session with that sessionId', { modelMessage: 'The MCP session is gone. Open a new one with GET /sse.' });
     }

@@ -1,5 +1,6 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { callerKey, globToRegExp } from '../auth/caller.js';
+import { globToRegExp, sessionKey } from '../auth/caller.js';
+import { endAtExpiry } from '../auth/expiry.js';
 import type { Gateway, ReloadResult } from '../gateway.js';
 import { requireCaller } from '../plugins/auth.js';
 import { requireScopes } from '../plugins/scopes.js';
@@ -148,6 +149,8 @@ export async function mcpServerRoutes(app: FastifyInstance, opts: { gw: Gateway 
         session.lastSeen = Date.now();
       });
       response = await handOver(session.transport, req, parsed);
+      // The standalone GET stream lives no longer than the token that opened it (the session does: it is the caller's).
+      if (req.method === 'GET' && response.status === 200) endAtExpiry(req.caller, reply.raw, () => reply.raw.destroy());
     } else if (req.method === 'POST') {
       // Not an initialize (a JSON body the SDK would only refuse): refused without building a session for it.
       if (parsed && !opensSession(parsed.value)) return refuse(reply, 'session_required', 400, -32000, 'Bad Request: Mcp-Session-Id header is required');
@@ -177,8 +180,9 @@ export async function mcpServerRoutes(app: FastifyInstance, opts: { gw: Gateway 
     const response = await modern.fetch(webRequest(), req.caller, parsed?.value);
     if (isListen(parsed?.value) && response.status === 200 && response.headers.get('content-type')?.startsWith('text/event-stream')) {
       // An open listen stream: counted against its key until it closes, the oldest ended past the limit.
-      const closed = listens.add(callerKey(req.caller), end);
+      const closed = listens.add(sessionKey(req.caller), end); // per person: one cannot end another's through a shared client id
       reply.raw.once('close', closed);
+      endAtExpiry(req.caller, reply.raw, end);
     }
     return answer(reply, req, response);
   };

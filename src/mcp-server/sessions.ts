@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { WebStandardStreamableHTTPServerTransport, type Server } from '@modelcontextprotocol/server';
 import type { Caller } from '../auth/caller.js';
-import { callerKey } from '../auth/caller.js';
+import { sessionKey } from '../auth/caller.js';
 
 export interface McpSession {
   readonly id: string;
@@ -52,7 +52,7 @@ export class McpSessions {
     const server = this.build(caller);
     const transport: WebStandardStreamableHTTPServerTransport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: newSessionId,
-      onsessioninitialized: (id): void => this.add({ id, callerId: callerKey(caller), transport, server, lastSeen: Date.now(), streams: 0 }),
+      onsessioninitialized: (id): void => this.add({ id, callerId: sessionKey(caller), transport, server, lastSeen: Date.now(), streams: 0 }),
       onsessionclosed: (id) => void this.close(id),
     });
     server.onclose = () => {
@@ -65,7 +65,7 @@ export class McpSessions {
   /** The session, for its own caller only: another key learns nothing, not even that it exists. */
   get(id: string, caller: Caller): McpSession | undefined {
     const s = this.byId.get(id);
-    if (!s || s.callerId !== callerKey(caller)) return undefined;
+    if (!s || s.callerId !== sessionKey(caller)) return undefined;
     s.lastSeen = Date.now();
     return s;
   }

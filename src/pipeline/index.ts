@@ -1,5 +1,5 @@
 import { GatewayError, isGatewayError } from '../errors.js';
-import { callerKey, issuerField, type Caller } from '../auth/caller.js';
+import { callerKey, issuerField, sessionKey, type Caller } from '../auth/caller.js';
 import type { ProgressNote, ToolResult } from '../adapters/types.js';
 import type { AuditSink } from '../audit/types.js';
 import type { Config } from '../config/schema.js';
@@ -163,7 +163,8 @@ export class CallPipeline {
     const callId = req.approval?.callId ?? newId('c');
     const span = this.deps.tracing?.startCall(req, callId);
     const run: RunState = { started, callId, trail: newTrail(), tool: undefined, backend: undefined, argsDigest: undefined, idem: undefined, span };
-    const caller = callerKey(req.caller); // rate limits, loop guard, idempotency: per issuer and id
+    const caller = callerKey(req.caller); // rate limits, loop guard: per issuer and id
+    const owner = sessionKey(req.caller); // idempotency: a stored answer is a person's (also under claims.id: client_id)
     let inBackground = false;
     try {
       const tool = (run.tool = resolveTool(this.deps.registry(), req.toolName, req.caller));
@@ -174,7 +175,7 @@ export class CallPipeline {
       const argsDigest = (run.argsDigest = digest(args));
       if (req.idempotencyKey && !req.approval) {
         const idemDigest = digest({ tool: tool.name, args });
-        const prior = await this.idempotency.begin(caller, req.idempotencyKey, idemDigest);
+        const prior = await this.idempotency.begin(owner, req.idempotencyKey, idemDigest);
         if (prior) {
           span?.settled('replayed');
           return this.replay(req, tool, prior.replay, started);
@@ -185,7 +186,7 @@ export class CallPipeline {
         if (req.sessionId) await checkLoop(this.deps.state, this.deps.limits, { caller, sessionId: req.sessionId, tool: tool.name, argsDigest }, this.deps.onWarning);
         if (await needsConfirmation(tool.confirm, args)) {
           const pending = await this.deps.gate(tool, args, req, callId);
-          if (run.idem) await this.idempotency.complete(caller, run.idem.key, run.idem.digest, pending);
+          if (run.idem) await this.idempotency.complete(owner, run.idem.key, run.idem.digest, pending);
           const durationMs = Math.round(performance.now() - started);
           reportCall(this.deps, req, tool, callId, run.trail, { outcome: 'pending_confirmation', backend: undefined, durationMs, confirmationId: pending.confirmation.id, argsDigest }, started);
           span?.settled('pending_confirmation');
@@ -229,7 +230,7 @@ export class CallPipeline {
       run.idem = idem;
       throw e;
     }
-    if (idem) await this.idempotency.complete(callerKey(req.caller), idem.key, idem.digest, accepted);
+    if (idem) await this.idempotency.complete(sessionKey(req.caller), idem.key, idem.digest, accepted);
     reportCall(this.deps, req, tool, run.callId, run.trail, { outcome: 'accepted', backend: undefined, durationMs: Math.round(performance.now() - run.started), argsDigest: run.argsDigest }, run.started);
     return accepted;
   }
@@ -256,14 +257,14 @@ export class CallPipeline {
     };
     if (trail.cached) response.cached = true;
     if (more) response.more = more;
-    if (run.idem) await this.idempotency.complete(callerKey(req.caller), run.idem.key, run.idem.digest, response);
+    if (run.idem) await this.idempotency.complete(sessionKey(req.caller), run.idem.key, run.idem.digest, response);
     reportCall(this.deps, req, tool, callId, trail, { outcome: out.fallback ? 'fallback' : 'ok', backend: out.usedBackend, durationMs, responseHash: response.responseHash, argsDigest: run.argsDigest }, run.started);
     return response;
   }
 
   /** A failed call: its idempotency key freed, its report written; the error as the client may see it. */
   private async failed(req: CallRequest, run: RunState, e: unknown): Promise<GatewayError> {
-    if (run.idem) await this.idempotency.abandon(callerKey(req.caller), run.idem.key).catch(() => undefined);
+    if (run.idem) await this.idempotency.abandon(sessionKey(req.caller), run.idem.key).catch(() => undefined);
     const err = isGatewayError(e) ? e : new GatewayError('INTERNAL', 'the call failed inside the gateway', { cause: e });
     const durationMs = Math.round(performance.now() - run.started);
     reportCall(this.deps, req, run.tool, run.callId, run.trail, { outcome: 'error', backend: run.backend ?? run.trail.tried.at(-1), durationMs, errorCode: err.code, argsDigest: run.argsDigest }, run.started);

@@ -14,6 +14,12 @@ declare module 'fastify' {
   }
 }
 
+function authorizationLines(raw: string[]): number {
+  let n = 0;
+  for (let i = 0; i < raw.length; i += 2) if (raw[i]?.length === 13 && raw[i]?.toLowerCase() === 'authorization') n++;
+  return n;
+}
+
 /**
  * Adds authentication to the routes of this (encapsulated) context: a Bearer key or access token
  * maps to a caller; a route's `config.role` asks for a role on top.
@@ -24,6 +30,10 @@ export function requireCaller(app: FastifyInstance, auth: Authenticator): void {
   // registration: no promise and no routeOptions object on every request. Only a token not seen
   // before waits for its verification.
   app.addHook('onRequest', (req, _reply, done) => {
+    // Node keeps the first of two Authorization lines; a proxy in front may have judged the other.
+    if (req.headers.authorization !== undefined && authorizationLines(req.raw.rawHeaders) > 1) {
+      return done(new GatewayError('BAD_REQUEST', 'the request must carry at most one Authorization header'));
+    }
     const r = auth.resolve(req.headers.authorization);
     if (r instanceof GatewayError) {
       done(r);

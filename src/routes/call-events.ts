@@ -2,6 +2,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Gateway } from '../gateway.js';
 import { FINISHED, type CallRecord } from '../calls/records.js';
 import type { CallEvent } from '../calls/background.js';
+import { endAtExpiry } from '../auth/expiry.js';
 
 const KEEPALIVE_MS = 15_000;
 const POLL_MS = 1000;
@@ -46,6 +47,11 @@ export function streamCallEvents(gw: Gateway, req: FastifyRequest, reply: Fastif
   };
   req.raw.once('close', stop);
   res.once('close', stop);
+  // No longer than the token that opened it (the call goes on); stopped first, so nothing writes after the end.
+  endAtExpiry(req.caller, res, () => {
+    stop();
+    res.end();
+  });
   timers.push(setInterval(() => res.write(': keep-alive\n\n'), KEEPALIVE_MS));
 
   unsubscribe = gw.background.subscribe(first.callId, (e: CallEvent) => {

@@ -19,7 +19,7 @@ type P = { Params: Static<typeof Params> };
  * approver decides from the confirmation and gets the approved call's result from its approval:
  * another caller's calls are not its to read.
  */
-function mayRead(req: FastifyRequest, made: { caller: string; issuer?: string | undefined }): boolean {
+function mayRead(req: FastifyRequest, made: { caller: string; issuer?: string | undefined; subject?: string | undefined }): boolean {
   return madeBy(made, req.caller) || req.caller.roles.has('admin');
 }
 

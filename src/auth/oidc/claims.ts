@@ -43,6 +43,8 @@ export function scopesOf(claims: Record<string, unknown>): string[] {
  * nothing. Unknown role names are ignored; a claim of the wrong type refuses the token.
  */
 export function callerFromClaims(claims: Record<string, unknown>, cfg: OidcIssuerConfig): Caller {
+  // A sender-constrained token (DPoP, mTLS: RFC 9449, RFC 8705) is worth its key only with a proof, which the gateway does not check.
+  if (claims['cnf'] !== undefined) throw tokenError('wrong_type', 'the token is bound to a key (cnf); the gateway takes bearer tokens only');
   const idValue = claimAt(claims, cfg.claims.id);
   if (typeof idValue !== 'string' || idValue === '') {
     throw tokenError('invalid_claims', `the id claim '${cfg.claims.id}' is ${idValue === undefined ? 'missing' : `not a non-empty string (${quote(idValue)})`}`);

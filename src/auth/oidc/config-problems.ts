@@ -50,5 +50,13 @@ export function oidcProblems(config: Pick<Config, 'auth' | 'server'>): OidcProbl
       if (p) problems.push({ path: `${at}/introspection/endpoint`, message: p });
     }
   });
+  // An opaque token names no issuer: with two introspecting issuers, each would be sent the other's users' tokens.
+  const introspecting = config.auth.oidc.flatMap((i, n) => (i.introspection ? [n] : []));
+  for (const n of introspecting.slice(1)) {
+    problems.push({
+      path: `/auth/oidc/${n}/introspection`,
+      message: `only one issuer may have introspection: an opaque token names no issuer, so it would be sent to '${config.auth.oidc[introspecting[0] as number]?.issuer}' and to '${config.auth.oidc[n]?.issuer}' in turn, and each would see the other's users' tokens`,
+    });
+  }
   return problems;
 }

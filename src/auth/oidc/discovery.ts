@@ -1,4 +1,4 @@
-import { fetchJson, IssuerFetchError } from './fetch-json.js';
+import { fetchJson, insecureUrl, IssuerFetchError } from './fetch-json.js';
 
 export interface DiscoveryDocument {
   readonly issuer: string;
@@ -29,7 +29,10 @@ export async function fetchDiscovery(issuer: string, opts: { timeoutMs: number }
     throw new IssuerFetchError(`discovery document ${url} names the issuer ${JSON.stringify(d['issuer'])}, not ${JSON.stringify(issuer)}`);
   }
   for (const f of ['jwks_uri', 'introspection_endpoint'] as const) {
-    if (d[f] !== undefined && (typeof d[f] !== 'string' || !/^https?:\/\//.test(d[f]))) throw new IssuerFetchError(`discovery document ${url}: ${f} is not an http(s) URL`);
+    const v = d[f];
+    if (v !== undefined && (typeof v !== 'string' || !/^https?:\/\//.test(v) || !URL.canParse(v))) throw new IssuerFetchError(`discovery document ${url}: ${f} is not an http(s) URL`);
+    // The same rule as for configured endpoints: keys (or a token) over plain http could be swapped (or read) on the way.
+    if (typeof v === 'string' && insecureUrl(new URL(v))) throw new IssuerFetchError(`discovery document ${url}: ${f} must use https (plain http only to a loopback address)`);
   }
   return d as DiscoveryDocument;
 }

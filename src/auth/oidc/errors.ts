@@ -49,6 +49,8 @@ export function fromJose(e: unknown): GatewayError {
   if (e instanceof GatewayError) return e;
   if (e instanceof jose.JWTExpired) return tokenError('expired', 'the token has expired (exp is in the past)');
   if (e instanceof jose.JWTClaimValidationFailed) {
+    // A claim of the wrong type (exp, nbf, iat as strings) is not a timing or issuer question.
+    if (e.reason === 'invalid') return tokenError('invalid_claims', `the token's ${e.claim} claim is not a number`);
     switch (e.claim) {
       case 'nbf':
         return tokenError('not_yet_valid', 'the token is not valid yet (nbf is in the future)');

@@ -18,6 +18,14 @@ export interface IssuerRuntime {
 const TYPES = new Set(['jwt', 'at+jwt', 'application/at+jwt', 'application/jwt']);
 
 /**
+ * Introspection requests in flight per issuer at most. Anyone can send an opaque value, and each
+ * new one would cost a request to the issuer (made with the gateway's client credentials, which an
+ * issuer may throttle or lock): past this, a new token waits for none and is refused as
+ * issuer_unavailable (no invalid_token: the client may retry it).
+ */
+export const MAX_INTROSPECTIONS_IN_FLIGHT = 16;
+
+/**
  * The audiences a token must name one of: the issuer's `audience`, else `server.publicUrl` as MCP
  * clients send it for RFC 8707 `resource` (mcp-remote and the SDKs add a trailing slash to a bare
  * origin, or ask for `<publicUrl>/mcp`): see defaultAudiences.
@@ -33,6 +41,7 @@ export class TrustedIssuer {
   readonly discovery: Discovery;
   readonly jwks: JwksCache;
   private readonly now: () => number;
+  private introspecting = 0;
 
   constructor(
     readonly config: OidcIssuerConfig,
@@ -107,11 +116,19 @@ export class TrustedIssuer {
       }
       if (!endpoint) throw tokenError('issuer_unavailable', 'the issuer\'s discovery document names no introspection_endpoint');
     }
-    const claims = await introspect(
-      token,
-      { endpoint, clientId: intro.clientId, clientSecret: intro.clientSecret, issuer: this.config.issuer, audiences: this.audiences, clockSkewSeconds: this.config.clockSkewSeconds, timeoutMs: this.config.fetchTimeoutMs },
-      Math.floor(this.now() / 1000),
-    );
-    return callerFromClaims(claims, this.config);
+    if (this.introspecting >= MAX_INTROSPECTIONS_IN_FLIGHT) {
+      throw tokenError('issuer_unavailable', `${MAX_INTROSPECTIONS_IN_FLIGHT} tokens are being introspected already; try again shortly`);
+    }
+    this.introspecting++;
+    try {
+      const claims = await introspect(
+        token,
+        { endpoint, clientId: intro.clientId, clientSecret: intro.clientSecret, issuer: this.config.issuer, audiences: this.audiences, clockSkewSeconds: this.config.clockSkewSeconds, timeoutMs: this.config.fetchTimeoutMs },
+        Math.floor(this.now() / 1000),
+      );
+      return callerFromClaims(claims, this.config);
+    } finally {
+      this.introspecting--;
+    }
   }
 }
