@@ -46,6 +46,7 @@ export class UpstreamTokens {
   private readonly cache: TokenCache;
   private readonly dispatcher: Dispatcher;
   private readonly ownDispatcher: boolean;
+  private closing: Promise<void> | undefined;
   private readonly now: () => number;
 
   constructor(opts: UpstreamTokensOptions = {}) {
@@ -90,8 +91,11 @@ export class UpstreamTokens {
     return this.cache.size;
   }
 
+  /** Idempotent: a pool and the gateway may both close it. */
   async close(): Promise<void> {
-    if (this.ownDispatcher) await this.dispatcher.close();
+    if (!this.ownDispatcher || this.closing) return this.closing;
+    this.closing = this.dispatcher.close();
+    return this.closing;
   }
 
   private exchangeKey(key: string, subject: string): string {
