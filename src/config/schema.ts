@@ -201,6 +201,10 @@ export const ConfigSchema = Type.Object(
           { tools: Type.Array(Type.String({ minLength: 1 }), { default: [], description: 'tool-name globs an MCP client may approve through elicitation' }) },
           { additionalProperties: false, default: {} },
         ),
+        toolNames: Type.Union([Type.Literal('provider'), Type.Literal('canonical')], {
+          default: 'provider',
+          description: "names /mcp and /sse list: 'provider' as ?format=openai ([a-zA-Z0-9_-]{1,64}, what OpenAI and Anthropic accept), 'canonical' the dotted ones; calls accept both",
+        }),
       },
       { additionalProperties: false, default: {} },
     ),

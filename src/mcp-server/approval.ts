@@ -5,6 +5,7 @@ import type { Gateway } from '../gateway.js';
 import type { PendingResponse } from '../pipeline/index.js';
 import { declinedResult, pendingResult, toolResult } from './results.js';
 import { canElicitForm } from './server.js';
+import type { McpNames } from './names.js';
 
 /** The longest an elicitation may wait for its user; after it the confirmation stays pending for an approver. */
 const MAX_WAIT_MS = 10 * 60 * 1000;
@@ -17,6 +18,8 @@ export interface ApprovalContext {
   caller: Caller;
   /** The config allows MCP-client approval of this tool (mcp.elicitApproval.tools). */
   mayElicit: (tool: string) => boolean;
+  /** mcp.toolNames: how texts and forms name the tool. */
+  names: McpNames;
   requestId: string;
   sessionTag: string;
 }
@@ -48,7 +51,7 @@ export function approvalForm(pending: { tool: string; summary: string }) {
  * Decides a pending confirmation as the client's user answered, and runs it when approved (once,
  * audited with the session as approver). Shared by both eras' approval paths.
  */
-export async function decideByClient(gw: Gateway, caller: Caller, pending: Pick<PendingResponse, 'tool'> & { confirmationId: string }, approve: boolean, requestId: string, note: string): Promise<CallToolResult> {
+export async function decideByClient(gw: Gateway, caller: Caller, pending: Pick<PendingResponse, 'tool'> & { confirmationId: string }, approve: boolean, requestId: string, note: string, names: McpNames): Promise<CallToolResult> {
   const approver = sessionApprover(caller);
   const leave = gw.inFlight.enter(); // waiting for the user was not work in flight; deciding and running is
   try {
@@ -59,7 +62,7 @@ export async function decideByClient(gw: Gateway, caller: Caller, pending: Pick<
     }
     const conf = await gw.confirmations.decide(pending.confirmationId, approver, 'rejected', note);
     await gw.calls.update(conf.callId, { status: 'rejected', approver: approver.id });
-    return declinedResult({ tool: pending.tool, confirmationId: conf.id });
+    return declinedResult({ tool: names.shown(pending.tool), confirmationId: conf.id });
   } finally {
     leave();
   }
@@ -71,17 +74,17 @@ export async function decideByClient(gw: Gateway, caller: Caller, pending: Pick<
  * it. Otherwise, or when no answer comes, the confirmation stays pending and the result names it.
  */
 export async function settleGate(a: ApprovalContext, pending: PendingResponse): Promise<CallToolResult> {
-  if (!canElicitForm(a.server) || !a.mayElicit(pending.tool)) return pendingResult(pending);
+  if (!canElicitForm(a.server) || !a.mayElicit(pending.tool)) return pendingResult(pending, a.names.shown);
   const wait = Math.min(MAX_WAIT_MS, Date.parse(pending.confirmation.expiresAt) - Date.now());
-  if (!(wait > 0)) return pendingResult(pending);
+  if (!(wait > 0)) return pendingResult(pending, a.names.shown);
   let approve: boolean;
   try {
-    const answer = await a.ctx.mcpReq.elicitInput(approvalForm({ tool: pending.tool, summary: pending.confirmation.summary }), { signal: a.ctx.mcpReq.signal, timeout: wait });
+    const answer = await a.ctx.mcpReq.elicitInput(approvalForm({ tool: a.names.shown(pending.tool), summary: pending.confirmation.summary }), { signal: a.ctx.mcpReq.signal, timeout: wait });
     approve = answer.action === 'accept' && answer.content?.['approve'] === true;
   } catch {
-    return pendingResult(pending); // no answer (timeout, client error): an approver may still decide
+    return pendingResult(pending, a.names.shown); // no answer (timeout, client error): an approver may still decide
   }
   // Shutting down: leave the decision to an approver rather than start a call the drain would cut.
-  if (a.gw.draining) return pendingResult(pending);
-  return decideByClient(a.gw, a.caller, { tool: pending.tool, confirmationId: pending.confirmation.id }, approve, a.requestId, `decided through MCP elicitation in session ${a.sessionTag}`);
+  if (a.gw.draining) return pendingResult(pending, a.names.shown);
+  return decideByClient(a.gw, a.caller, { tool: pending.tool, confirmationId: pending.confirmation.id }, approve, a.requestId, `decided through MCP elicitation in session ${a.sessionTag}`, a.names);
 }

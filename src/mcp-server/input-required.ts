@@ -36,11 +36,11 @@ const askedKey = (confirmationId: string) => `toolgate:mcp:asked:${confirmationI
  * result names the pending confirmation, as in 2025.
  */
 export async function askModern(g: ModernGate, pending: PendingResponse): Promise<CallToolResult | InputRequiredResult> {
-  if (!g.canAsk || !g.deps.mayElicit(pending.tool)) return pendingResult(pending);
+  if (!g.canAsk || !g.deps.mayElicit(pending.tool)) return pendingResult(pending, g.deps.names.shown);
   const ttl = Date.parse(pending.confirmation.expiresAt) - Date.now();
-  if (!(ttl > 0)) return pendingResult(pending);
+  if (!(ttl > 0)) return pendingResult(pending, g.deps.names.shown);
   await g.deps.gw.state.set(askedKey(pending.confirmation.id), sessionKey(g.caller), ttl);
-  return ask(pending.confirmation.id, pending.tool, pending.confirmation.summary);
+  return ask(pending.confirmation.id, g.deps.names.shown(pending.tool), pending.confirmation.summary);
 }
 
 function ask(confirmationId: string, tool: string, summary: string): InputRequiredResult {
@@ -62,22 +62,25 @@ export async function resumeModern(g: ModernGate, ctx: ServerContext, tool: stri
   // Asked of this caller, by this gateway, and the client can still answer a form.
   if (!g.canAsk || id === '' || (await gw.state.get(askedKey(id))) !== sessionKey(g.caller)) throw invalidState();
   const conf = await gw.confirmations.get(id);
-  if (!conf || !madeBy({ caller: conf.caller, issuer: conf.asker?.identity.issuer, subject: conf.asker?.identity.subject }, g.caller) || conf.tool !== tool || !mayElicit(conf.tool) || !gw.confirmations.inScope(g.caller, conf)) throw invalidState();
+  // The retry may name the tool by either form (mcp.toolNames); the confirmation holds the canonical one.
+  const named = gw.registry.get(tool)?.name ?? tool;
+  const shown = g.deps.names.shown;
+  if (!conf || !madeBy({ caller: conf.caller, issuer: conf.asker?.identity.issuer, subject: conf.asker?.identity.subject }, g.caller) || conf.tool !== named || !mayElicit(conf.tool) || !gw.confirmations.inScope(g.caller, conf)) throw invalidState();
   if (conf.status === 'expired') throw invalidState();
   if (conf.status !== 'pending') {
-    return { content: [{ type: 'text', text: `This call of '${tool}' was already decided (confirmation ${conf.id}: ${conf.status}${conf.approver ? ` by ${conf.approver}` : ''}).` }], isError: conf.status === 'rejected' };
+    return { content: [{ type: 'text', text: `This call of '${shown(conf.tool)}' was already decided (confirmation ${conf.id}: ${conf.status}${conf.approver ? ` by ${conf.approver}` : ''}).` }], isError: conf.status === 'rejected' };
   }
   const answer = inputResponse(ctx.mcpReq.inputResponses, KEY);
-  if (answer.kind === 'missing') return ask(conf.id, conf.tool, conf.summary); // asked again: nothing was answered
+  if (answer.kind === 'missing') return ask(conf.id, shown(conf.tool), conf.summary); // asked again: nothing was answered
   // An accepted form whose box is not a boolean does not match the form: asked again, as the SDK
   // advises (a 2025 client's such answer is refused by the SDK and leaves the call pending too).
-  if (answer.kind === 'elicit' && answer.action === 'accept' && typeof answer.content?.[KEY] !== 'boolean') return ask(conf.id, conf.tool, conf.summary);
+  if (answer.kind === 'elicit' && answer.action === 'accept' && typeof answer.content?.[KEY] !== 'boolean') return ask(conf.id, shown(conf.tool), conf.summary);
   const approve = answer.kind === 'elicit' && answer.action === 'accept' && answer.content?.[KEY] === true;
-  if (gw.draining && approve) return pendingResult({ status: 'pending_confirmation', tool: conf.tool, callId: conf.callId, confirmation: { id: conf.id, expiresAt: conf.expiresAt, summary: conf.summary } });
+  if (gw.draining && approve) return pendingResult({ status: 'pending_confirmation', tool: conf.tool, callId: conf.callId, confirmation: { id: conf.id, expiresAt: conf.expiresAt, summary: conf.summary } }, shown);
   try {
-    return await decideByClient(gw, g.caller, { tool: conf.tool, confirmationId: conf.id }, approve, g.requestId, 'decided through an MCP input request (2026-07-28)');
+    return await decideByClient(gw, g.caller, { tool: conf.tool, confirmationId: conf.id }, approve, g.requestId, 'decided through an MCP input request (2026-07-28)', g.deps.names);
   } catch (e) {
-    if (isGatewayError(e)) return errorResult(e, gw.registry, tool);
+    if (isGatewayError(e)) return errorResult(e, { registry: gw.registry, caller: g.caller, names: g.deps.names }, tool);
     throw e;
   }
 }

@@ -8,6 +8,7 @@ import { errorResponses } from '../routes/schemas.js';
 import { jsonRpcError, toWebRequest, withOpeningComment } from './http.js';
 import { isJsonContentType, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/server';
 import { buildMcpServer, declaresForm } from './server.js';
+import { mcpNames } from './names.js';
 import { McpSessions } from './sessions.js';
 import { answerFastCall, asFastCall, cancelFastCall } from './fast-call.js';
 import { LegacySse } from './legacy-sse.js';
@@ -83,7 +84,7 @@ export async function mcpServerRoutes(app: FastifyInstance, opts: { gw: Gateway 
   const { gw } = opts;
   const { config } = gw;
   const elicitable = config.mcp.elicitApproval.tools.map(globToRegExp);
-  const deps = { gw, mayElicit: (tool: string) => elicitable.some((re) => re.test(tool)) };
+  const deps = { gw, mayElicit: (tool: string) => elicitable.some((re) => re.test(tool)), names: mcpNames(config.mcp.toolNames, () => gw.registry) };
   const sessions = new McpSessions((caller) => buildMcpServer(deps, caller), LIMITS);
   // Plain tools/call POSTs are answered as JSON straight from the pipeline: in 2026-07-28 always,
   // in 2025 unless a tool may be approved by the client's user (that asks on the request's stream).

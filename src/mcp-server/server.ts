@@ -10,31 +10,35 @@ import { newId } from '../util/ids.js';
 import { settleGate } from './approval.js';
 import { SESSION_REVISIONS } from './era.js';
 import { askModern, resumeModern, type ModernGate } from './input-required.js';
-import { errorResult, pendingResult, toolResult } from './results.js';
+import { errorResult, pendingResult, toolResult, type ResultContext } from './results.js';
+import type { McpNames } from './names.js';
 import type { ClientGone } from '../pipeline/execute.js';
 
 export interface McpServerDeps {
   gw: Gateway;
   /** mcp.elicitApproval.tools, compiled. */
   mayElicit: (tool: string) => boolean;
+  /** mcp.toolNames: the names tools are listed (and gateway texts name them) by. */
+  names: McpNames;
 }
 
 /** Which protocol era the server instance speaks: `legacy` (2024-11-05 … 2025-11-25, sessions) or `modern` (2026-07-28, per request). */
 export type Era = 'legacy' | 'modern';
 
 /** The MCP form of a tool (toMcp); MCP requires object schemas, so any other output schema is left out. */
-function listed(t: CompiledTool): Tool {
+function listed(t: CompiledTool, names: McpNames): Tool {
   const { outputSchema, ...rest } = toMcp(t);
   return {
     ...rest,
+    name: names.of(t),
     inputSchema: { ...t.inputSchema, type: 'object' },
     ...(outputSchema && outputSchema['type'] === 'object' ? { outputSchema: { ...outputSchema, type: 'object' } } : {}),
   } as Tool;
 }
 
 /** The caller's tools in their MCP form. */
-export function toolsFor(gw: Gateway, caller: Caller): Tool[] {
-  return gw.registry.tools.filter((t) => canSee(caller, t)).map(listed);
+export function toolsFor(gw: Gateway, caller: Caller, names: McpNames): Tool[] {
+  return gw.registry.tools.filter((t) => canSee(caller, t)).map((t) => listed(t, names));
 }
 
 /** The MCP session as the pipeline's sessionId (loop detection, audit): a digest, so the audit log holds no live session id. */
@@ -81,7 +85,7 @@ export function buildMcpServer(deps: McpServerDeps, caller: Caller, era: Era = '
     { capabilities: { tools: { listChanged: true } }, instructions: INSTRUCTIONS, ...(era === 'modern' ? {} : { supportedProtocolVersions: versions }) },
   );
 
-  server.setRequestHandler('tools/list', () => ({ tools: toolsFor(gw, caller) }));
+  server.setRequestHandler('tools/list', () => ({ tools: toolsFor(gw, caller, deps.names) }));
 
   server.setRequestHandler('tools/call', async (req, ctx): Promise<CallToolResult | InputRequiredResult> => {
     const headers = headerRecord(ctx.http?.req);
@@ -145,6 +149,7 @@ export async function runMcpCall(deps: McpServerDeps, caller: Caller, name: stri
 export async function runMcpCall(deps: McpServerDeps, caller: Caller, name: string, args: Record<string, unknown>, o: McpCallOptions): Promise<CallToolResult | InputRequiredResult> {
   const { gw } = deps;
   const tag = o.modern ? undefined : sessionTag(o.sessionId);
+  const r: ResultContext = { registry: gw.registry, caller, names: deps.names };
   gw.inFlight.begin(); // the shutdown drain waits for the call, whatever its stream does
   let out: CallOutcome;
   try {
@@ -161,14 +166,14 @@ export async function runMcpCall(deps: McpServerDeps, caller: Caller, name: stri
       onProgress: o.onProgress,
     });
   } catch (e) {
-    return errorResult(e, gw.registry, name);
+    return errorResult(e, r, name);
   } finally {
     gw.inFlight.end();
   }
   if (out.status === 'ok') return toolResult(out.result);
   if (out.status === 'running') return toolResult({ content: [{ type: 'text', text: `Started in the background as call ${out.callId}.` }], isError: false });
-  if (o.modern) return askModern(o.modern, out).catch((e: unknown) => errorResult(e, gw.registry, name));
-  if (!o.gate) return pendingResult(out);
-  const ctx = { gw, server: o.gate.server, ctx: o.gate.ctx, caller, mayElicit: deps.mayElicit, requestId: o.requestId, sessionTag: tag ?? '-' };
-  return settleGate(ctx, out).catch((e: unknown) => errorResult(e, gw.registry, name));
+  if (o.modern) return askModern(o.modern, out).catch((e: unknown) => errorResult(e, r, name));
+  if (!o.gate) return pendingResult(out, deps.names.shown);
+  const ctx = { gw, server: o.gate.server, ctx: o.gate.ctx, caller, mayElicit: deps.mayElicit, names: deps.names, requestId: o.requestId, sessionTag: tag ?? '-' };
+  return settleGate(ctx, out).catch((e: unknown) => errorResult(e, r, name));
 }

@@ -17,15 +17,7 @@ export function resolveTool(registry: Registry, name: string, caller: Caller, op
     });
   }
   const tool = registry.get(name);
-  if (!tool) {
-    const visible = registry.tools.filter((t) => canSee(caller, t)).map((t) => t.name);
-    const close = closeNames(name, visible);
-    const hint = close.length > 0 ? ` Did you mean ${close.map((n) => `'${n}'`).join(' or ')}?` : '';
-    throw new GatewayError('TOOL_NOT_FOUND', `no tool named '${name}'`, {
-      modelMessage: `There is no tool named '${name}'.${hint || ' Use one of the tools you were given.'}`,
-      details: close.map((n) => ({ message: 'close name', suggestion: n })),
-    });
-  }
+  if (!tool) throw unknownTool(registry, name, caller);
   if (!canSee(caller, tool)) {
     throw new GatewayError('FORBIDDEN', `tool '${tool.name}' is not available to caller '${caller.id}'`, {
       modelMessage: `The tool '${tool.name}' is not available to you. Choose another tool.`,
@@ -47,4 +39,15 @@ export function resolveTool(registry: Registry, name: string, caller: Caller, op
     });
   }
   return tool;
+}
+
+/** TOOL_NOT_FOUND for `name`, suggesting close names among the tools the caller can see. */
+export function unknownTool(registry: Registry, name: string, caller: Caller): GatewayError {
+  const visible = registry.tools.filter((t) => canSee(caller, t)).map((t) => t.name);
+  const close = closeNames(name, visible);
+  const hint = close.length > 0 ? ` Did you mean ${close.map((n) => `'${n}'`).join(' or ')}?` : '';
+  return new GatewayError('TOOL_NOT_FOUND', `no tool named '${name}'`, {
+    modelMessage: `There is no tool named '${name}'.${hint || ' Use one of the tools you were given.'}`,
+    details: close.map((n) => ({ message: 'close name', suggestion: n })),
+  });
 }
