@@ -99,6 +99,8 @@ export interface DriverJob {
   era?: 'legacy' | 'auto' | 'modern';
   /** mcp-remote: without `--silent`, so that its stderr (in the error) says why it failed. */
   verbose?: boolean;
+  /** ai-sdk-providers: the arguments of the tool call the canned completions make. */
+  arguments?: Record<string, unknown>;
 }
 
 export interface DriverResult {
@@ -113,7 +115,15 @@ export interface DriverReport {
   results: DriverResult[];
   elicited: string[];
   protocolVersion?: string;
+  /** ai-sdk-providers: the request bodies each model provider was sent. */
+  requests?: { openai: ProviderBody; anthropic: ProviderBody };
   error?: string;
+}
+
+/** A captured model request body: `tools[].function.name` (OpenAI Chat Completions) or `tools[].name` (Anthropic Messages). */
+export interface ProviderBody {
+  model: string;
+  tools: { type?: string; name?: string; function?: { name: string } }[];
 }
 
 export interface DriverOptions {

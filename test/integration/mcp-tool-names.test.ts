@@ -37,7 +37,6 @@ const KINDS: Kind[] = ['v2 modern /mcp', 'v2 2025 /mcp', 'v1 /mcp', 'v1 /sse'];
 describe('mcp.toolNames: /mcp and /sse name tools as ?format=openai does', () => {
   let up: Upstream;
   let gw: TestGateway;
-  let canonical: TestGateway;
   const open: Connected[] = [];
 
   async function connect(g: TestGateway, kind: Kind, key = AGENT): Promise<Connected> {
@@ -88,14 +87,11 @@ describe('mcp.toolNames: /mcp and /sse name tools as ?format=openai does', () =>
     up = await new Upstream().start();
     up.on((req, res) => json(res, 200, { path: req.url }));
     gw = await startGateway({ config: { auth: keys }, tools: tools(up.url) });
-    canonical = await startGateway({ config: { auth: keys, mcp: { toolNames: 'canonical' } }, tools: tools(up.url) });
     await gw.app.listen({ port: 0, host: '127.0.0.1' });
-    await canonical.app.listen({ port: 0, host: '127.0.0.1' });
   });
   afterAll(async () => {
     await Promise.all(open.map((c) => c.close().catch(() => undefined)));
     await gw?.close();
-    await canonical?.close();
     await up?.close();
   });
 
@@ -165,7 +161,19 @@ describe('mcp.toolNames: /mcp and /sse name tools as ?format=openai does', () =>
       }
     });
 
-    it('canonical: lists the dotted names, and still takes provider names', async () => {
+  });
+
+  describe.each(KINDS)('mcp.toolNames: canonical, %s', (kind) => {
+    let canonical: TestGateway;
+    beforeAll(async () => {
+      canonical = await startGateway({ config: { auth: keys, mcp: { toolNames: 'canonical' } }, tools: tools(up.url) });
+      await canonical.app.listen({ port: 0, host: '127.0.0.1' });
+    });
+    afterAll(async () => {
+      await canonical?.close();
+    });
+
+    it('lists the dotted names, and still takes provider names', async () => {
       const c = await connect(canonical, kind);
       const names = (await c.listTools()).tools.map((t) => t.name);
       expect(names).toContain('files.list-all');
