@@ -20,7 +20,8 @@ export async function startClientGateway(): Promise<{ gw: TestGateway; base: str
           { id: 'ops', key: KEYS.ops, roles: ['approver'] },
         ],
       },
-      mcp: { elicitApproval: { tools: ['files.*'] } },
+      // Canonical names listed (mcp.toolNames): the drivers call by them; provider names are mcp-tool-names*.test.ts's subject.
+      mcp: { toolNames: 'canonical', elicitApproval: { tools: ['files.*'] } },
     },
     tools: {
       'echo.yaml': echoTool('debug.echo', { inputSchema: { type: 'object', required: ['message'], properties: { message: { type: 'string' } } } }),

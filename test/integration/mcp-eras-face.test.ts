@@ -22,7 +22,8 @@ const tools = {
   'delete.yaml': { ...echoTool('files.delete'), sideEffect: 'destructive' },
   'wipe.yaml': { ...echoTool('ops.wipe'), sideEffect: 'destructive' },
 };
-const config = (extra: Record<string, unknown> = {}) => ({ auth: keys, mcp: { elicitApproval: { tools: ['files.*'] } }, ...extra });
+// Canonical names listed (mcp.toolNames): the provider names are mcp-tool-names*.test.ts's subject.
+const config = (extra: Record<string, unknown> = {}) => ({ auth: keys, mcp: { toolNames: 'canonical', elicitApproval: { tools: ['files.*'] } }, ...extra });
 
 type Text = { type: string; text?: string };
 const textOf = (r: Record<string, unknown>) => ((r['content'] ?? []) as Text[]).map((b) => b.text ?? '').join('\n');
@@ -92,7 +93,7 @@ describe('/mcp and /sse in both protocol eras, with real clients', () => {
   async function exercise(c: Connected, narrow: Connected, approving: Connected, asked: string[], expectSession: boolean) {
     expect((await c.listTools()).tools.map((t) => t.name).sort()).toEqual(['debug.echo', 'files.delete', 'net.held', 'ops.wipe']);
     expect((await narrow.listTools()).tools.map((t) => t.name)).toEqual(['debug.echo']);
-    expect(textOf(await narrow.callTool({ name: 'files.delete', arguments: {} }))).toMatch(/^Error FORBIDDEN/);
+    expect(textOf(await narrow.callTool({ name: 'files.delete', arguments: {} }))).toMatch(/^Error TOOL_NOT_FOUND/); // not listed to it: unknown
 
     const marker = `m-${Math.random().toString(36).slice(2)}`;
     const res = await c.callTool({ name: 'debug.echo', arguments: { marker } });

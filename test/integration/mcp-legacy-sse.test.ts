@@ -39,6 +39,7 @@ describe('toolgate as an MCP server over the legacy SSE transport', () => {
     gw = await startGateway({
       config: {
         auth: twoAgents(AGENT, OTHER),
+        mcp: { toolNames: 'canonical' }, // the provider names are mcp-tool-names.test.ts's subject
       },
       tools: {
         'echo.yaml': echoTool('debug.echo', { inputSchema: { type: 'object', required: ['message'], properties: { message: { type: 'string' } } } }),

@@ -45,6 +45,7 @@ describe('MCP authorization end to end (v2 SDK client, oidc-provider)', () => {
       config: {
         server: { publicUrl: base },
         auth: { oidc: [{ issuer: iss.issuer, algorithms: ['RS256'], requiredScopes: [SCOPE] }] },
+        mcp: { toolNames: 'canonical' }, // the provider names are mcp-tool-names.test.ts's subject
       },
       tools: {
         'weather.yaml': echoTool('weather.current'),

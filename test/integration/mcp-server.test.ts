@@ -56,7 +56,7 @@ describe('toolgate as an MCP server (/mcp)', () => {
     gw = await startGateway({
       config: {
         auth: twoAgents(AGENT, OTHER),
-        mcp: { allowedOrigins: ['https://console.example.com'], elicitApproval: { tools: ['files.*'] } },
+        mcp: { toolNames: 'canonical', allowedOrigins: ['https://console.example.com'], elicitApproval: { tools: ['files.*'] } },
       },
       tools: {
         'echo.yaml': echoTool('debug.echo', {
@@ -102,7 +102,7 @@ describe('toolgate as an MCP server (/mcp)', () => {
     expect(unknown.isError).toBe(true);
     expect(textOf(unknown)).toMatch(/TOOL_NOT_FOUND.*Did you mean 'debug.echo'/);
     const { client: limited } = await connect({ key: OTHER });
-    expect(textOf(await limited.callTool({ name: 'files.delete', arguments: {} }))).toMatch(/^Error FORBIDDEN/);
+    expect(textOf(await limited.callTool({ name: 'files.delete', arguments: {} }))).toMatch(/^Error TOOL_NOT_FOUND/); // not listed to it: unknown
   });
 
   it('a gated tool, client without elicitation: a non-error result naming the pending confirmation', async () => {

@@ -22,7 +22,7 @@ describe('an MCP SDK client discovers the gateway\'s authorization server', () =
     idp = await TestIssuer.start({ audience: 'unused' });
     gw = await startGateway({
       tools: { 'echo.yaml': echoTool('debug.echo') },
-      config: { server: { publicUrl: base }, auth: { keys: [{ id: 'k', key: 'discovery-key-0001' }], oidc: [{ issuer: idp.url, defaultTools: ['*'], requiredScopes: ['mcp'] }] } },
+      config: { mcp: { toolNames: 'canonical' }, server: { publicUrl: base }, auth: { keys: [{ id: 'k', key: 'discovery-key-0001' }], oidc: [{ issuer: idp.url, defaultTools: ['*'], requiredScopes: ['mcp'] }] } },
     });
     await gw.app.listen({ port, host: '127.0.0.1' });
   });

@@ -14,7 +14,7 @@ describe('OIDC tokens on /mcp, and a config with issuers but no key', () => {
 
   beforeAll(async () => {
     idp = await TestIssuer.start();
-    gw = await startGateway({ tools: OIDC_TOOLS, config: { auth: { oidc: [issuerEntry(idp)] } } });
+    gw = await startGateway({ tools: OIDC_TOOLS, config: { auth: { oidc: [issuerEntry(idp)] }, mcp: { toolNames: 'canonical' } } });
     base = await gw.app.listen({ port: 0, host: '127.0.0.1' });
   });
   afterAll(async () => {
