@@ -79,7 +79,7 @@ export async function settleGate(a: ApprovalContext, pending: PendingResponse): 
   if (!(wait > 0)) return pendingResult(pending, a.names.shown);
   let approve: boolean;
   try {
-    const answer = await a.ctx.mcpReq.elicitInput(approvalForm({ tool: a.names.shown(pending.tool), summary: pending.confirmation.summary }), { signal: a.ctx.mcpReq.signal, timeout: wait });
+    const answer = await a.ctx.mcpReq.elicitInput(approvalForm({ tool: a.names.shown(pending.tool), summary: a.names.summary(pending.confirmation.summary, pending.tool) }), { signal: a.ctx.mcpReq.signal, timeout: wait });
     approve = answer.action === 'accept' && answer.content?.['approve'] === true;
   } catch {
     return pendingResult(pending, a.names.shown); // no answer (timeout, client error): an approver may still decide

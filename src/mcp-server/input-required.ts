@@ -40,7 +40,7 @@ export async function askModern(g: ModernGate, pending: PendingResponse): Promis
   const ttl = Date.parse(pending.confirmation.expiresAt) - Date.now();
   if (!(ttl > 0)) return pendingResult(pending, g.deps.names.shown);
   await g.deps.gw.state.set(askedKey(pending.confirmation.id), sessionKey(g.caller), ttl);
-  return ask(pending.confirmation.id, g.deps.names.shown(pending.tool), pending.confirmation.summary);
+  return ask(pending.confirmation.id, g.deps.names.shown(pending.tool), g.deps.names.summary(pending.confirmation.summary, pending.tool));
 }
 
 function ask(confirmationId: string, tool: string, summary: string): InputRequiredResult {
@@ -71,10 +71,10 @@ export async function resumeModern(g: ModernGate, ctx: ServerContext, tool: stri
     return { content: [{ type: 'text', text: `This call of '${shown(conf.tool)}' was already decided (confirmation ${conf.id}: ${conf.status}${conf.approver ? ` by ${conf.approver}` : ''}).` }], isError: conf.status === 'rejected' };
   }
   const answer = inputResponse(ctx.mcpReq.inputResponses, KEY);
-  if (answer.kind === 'missing') return ask(conf.id, shown(conf.tool), conf.summary); // asked again: nothing was answered
+  if (answer.kind === 'missing') return ask(conf.id, shown(conf.tool), g.deps.names.summary(conf.summary, conf.tool)); // asked again: nothing was answered
   // An accepted form whose box is not a boolean does not match the form: asked again, as the SDK
   // advises (a 2025 client's such answer is refused by the SDK and leaves the call pending too).
-  if (answer.kind === 'elicit' && answer.action === 'accept' && typeof answer.content?.[KEY] !== 'boolean') return ask(conf.id, shown(conf.tool), conf.summary);
+  if (answer.kind === 'elicit' && answer.action === 'accept' && typeof answer.content?.[KEY] !== 'boolean') return ask(conf.id, shown(conf.tool), g.deps.names.summary(conf.summary, conf.tool));
   const approve = answer.kind === 'elicit' && answer.action === 'accept' && answer.content?.[KEY] === true;
   if (gw.draining && approve) return pendingResult({ status: 'pending_confirmation', tool: conf.tool, callId: conf.callId, confirmation: { id: conf.id, expiresAt: conf.expiresAt, summary: conf.summary } }, shown);
   try {

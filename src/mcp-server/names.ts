@@ -17,18 +17,26 @@ export interface McpNames {
   shown(canonical: string): string;
   /** A text the gateway wrote for the model, its quoted canonical tool names shown as listed. */
   text(text: string): string;
+  /** A confirmation's summary (confirm/gate.ts: "<caller> asks to run <tool> (…"), the tool shown as listed. */
+  summary(summary: string, canonical: string): string;
 }
 
 /** Quoted tool names in gateway texts: `'weather.current'`. */
 const QUOTED = /'([a-z0-9_-]+(?:\.[a-z0-9_-]+)*)'/g;
 
 export function mcpNames(naming: Naming, registry: () => Registry): McpNames {
-  if (naming === 'canonical') return { naming, of: (t) => t.name, shown: (n) => n, text: (s) => s };
+  if (naming === 'canonical') return { naming, of: (t) => t.name, shown: (n) => n, text: (s) => s, summary: (s) => s };
   const shown = (n: string) => {
     const t = registry().get(n);
     return t?.name === n ? t.providerName : n;
   };
-  return { naming, of: (t) => t.providerName, shown, text: (s) => s.replace(QUOTED, (m, n: string) => `'${shown(n)}'`) };
+  return {
+    naming,
+    of: (t) => t.providerName,
+    shown,
+    text: (s) => s.replace(QUOTED, (_m, n: string) => `'${shown(n)}'`),
+    summary: (s, canonical) => s.replace(` asks to run ${canonical} (`, ` asks to run ${shown(canonical)} (`),
+  };
 }
 
 /** The tool a call names when the caller may not see it: such a call answers as an unknown name would. */

@@ -183,3 +183,54 @@ describe('mcp.toolNames: /mcp and /sse name tools as ?format=openai does', () =>
     });
   });
 });
+
+describe('mcp.toolNames: provider, in the approval paths', () => {
+  let gw: TestGateway;
+  let base: string;
+  const open: { close(): Promise<void> }[] = [];
+  beforeAll(async () => {
+    gw = await startGateway({
+      config: { auth: keys, mcp: { elicitApproval: { tools: ['files.*'] } } },
+      tools: { 'delete.yaml': { name: 'files.delete', description: 'deletes', sideEffect: 'destructive', backends: [{ id: 'b', builtin: 'echo' }] } },
+    });
+    base = await gw.app.listen({ port: 0, host: '127.0.0.1' });
+  });
+  afterAll(async () => {
+    await Promise.all(open.map((c) => c.close().catch(() => undefined)));
+    await gw?.close();
+  });
+
+  /** A v2 client (pinned to 2026-07-28, or 2025) that answers every approval form with approve: true. */
+  async function approving(modern: boolean, asked: string[]) {
+    const client = new ClientV2({ name: 'names-approve', version: '1.0.0' }, { ...(modern ? { versionNegotiation: { mode: { pin: '2026-07-28' as const } } } : {}), capabilities: { elicitation: { form: {} } } });
+    client.setRequestHandler('elicitation/create', async (req) => {
+      asked.push(req.params.message + JSON.stringify(req.params));
+      return { action: 'accept', content: { approve: true } };
+    });
+    await client.connect(new HttpV2(new URL(`${base}/mcp`), { requestInit: { headers: auth(AGENT) } }));
+    open.push(client);
+    return client;
+  }
+
+  it.each([true, false])('modern=%s: a call by the listed name is asked about by that name, approved, run once, audited by the canonical one', async (modern) => {
+    const asked: string[] = [];
+    const client = await approving(modern, asked);
+    const path = `/p-${modern}`;
+    const r = (await client.callTool({ name: 'files__delete', arguments: { path } })) as Record<string, unknown>;
+    expect(textOf(r), textOf(r)).toBe(JSON.stringify({ path }));
+    expect(asked).toHaveLength(1);
+    expect(asked[0]).toContain('files__delete');
+    expect(asked[0]).not.toContain('files.delete');
+    const ran = (await gw.audit()).filter((a) => a['event'] === 'call' && a['outcome'] === 'ok' && (a['args'] as { path?: string })?.path === path);
+    expect(ran).toHaveLength(1);
+    expect(ran[0]?.['tool']).toBe('files.delete');
+  });
+
+  it('without elicitation the pending text names the tool as listed', async () => {
+    const client = new ClientV1({ name: 'names-pending', version: '1.0.0' });
+    await client.connect(new HttpV1(new URL(`${base}/mcp`), { requestInit: { headers: auth(AGENT) } }));
+    open.push(client);
+    const text = textOf((await client.callTool({ name: 'files.delete', arguments: { path: '/q' } })) as Record<string, unknown>);
+    expect(text).toMatch(/^Not run yet: this call of 'files__delete' needs a person's approval/);
+  });
+});
