@@ -175,13 +175,11 @@ function fromMcp(line: string, wanted: string | undefined): Made {
 }
 
 function callHelp(name: string, example: Record<string, unknown>): string[] {
-  const body = JSON.stringify({ arguments: example });
-  const rpc = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name, arguments: example } });
+  const args = JSON.stringify(example);
   return [
-    'Start the gateway (npm start; PORT=9000 npm start for another port), then call it over REST:',
-    `  curl -s -X POST 'http://127.0.0.1:8080/v1/tools/${name}/call' -H 'content-type: application/json' -d '${body}'`,
-    'or through an MCP client at http://127.0.0.1:8080/mcp (one JSON-RPC request, no session needed):',
-    `  curl -s -X POST 'http://127.0.0.1:8080/mcp' -H 'content-type: application/json' -H 'accept: application/json, text/event-stream' \\`,
-    `       -H 'mcp-protocol-version: 2025-06-18' -d '${rpc}'`,
+    'Start the gateway (npm start; PORT=9000 npm start for another port, then use that port below), and call it over REST:',
+    `  curl -s -X POST 'http://127.0.0.1:8080/v1/tools/${name}/call' -H 'content-type: application/json' -d '${JSON.stringify({ arguments: example })}'`,
+    'or through an MCP client at /mcp (the v2 SDK client in scripts/mcp-call.mjs; any MCP client works):',
+    `  node scripts/mcp-call.mjs 'http://127.0.0.1:8080/mcp' '${name}' '${args}'`,
   ];
 }
