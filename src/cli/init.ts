@@ -31,7 +31,8 @@ export function runInit(args: InitArgs, env: Env): InitOutcome {
   const file = join(dir, `${made.name}.yaml`);
   const text = `# Written by toolgate init; edit freely (see README, "Your first tool").\n${stringify(made.doc)}`;
   // The server's own loader, on the text as it will be on disk (env expanded as the gateway will).
-  const loaded = loadToolText(file, text, { dir, env, secrets: new Set(), defaults: defaultsFor(args, env) });
+  const { defaults, port } = configFor(args, env);
+  const loaded = loadToolText(file, text, { dir, env, secrets: new Set(), defaults });
   if (loaded.problems.length > 0) {
     return fail(`the tool would not load:\n${loaded.problems.map((p) => `  ${p.path || '/'}: ${p.message}`).join('\n')}`);
   }
@@ -42,16 +43,22 @@ export function runInit(args: InitArgs, env: Env): InitOutcome {
     if (code === 'EEXIST') return fail(`${file} exists: not overwritten (choose another --name, or edit that file)`);
     return fail(`cannot write ${file}: ${code ?? String(e)}`);
   }
-  return { ok: true, file, name: made.name, next: made.next(file) };
+  // The next steps name the port the gateway will listen on (PORT, else the config's).
+  return { ok: true, file, name: made.name, next: made.next(file).replaceAll('http://127.0.0.1:8080', `http://127.0.0.1:${port}`) };
 }
 
-function defaultsFor(args: InitArgs, env: Env) {
+function configFor(args: InitArgs, env: Env) {
+  let config;
   try {
-    return loadConfig({ file: args.config, env }).config.defaults;
+    config = loadConfig({ file: args.config, env }).config;
   } catch {
-    return loadConfig({ env: { TOOLGATE_CONFIG: '' } }).config.defaults;
+    config = loadConfig({ env: { TOOLGATE_CONFIG: '' } }).config; // --tools-dir given: the embedded defaults
   }
+  return { defaults: config.defaults, port: config.server.port };
 }
+
+/** A word for a shell line in '…' (JSON may hold a quote). */
+const sq = (s: string): string => `'${s.replace(/'/g, "'\\''")}'`;
 
 type Made = { name: string; doc: Record<string, unknown>; next: (file: string) => string } | { message: string };
 
@@ -177,9 +184,9 @@ function fromMcp(line: string, wanted: string | undefined): Made {
 function callHelp(name: string, example: Record<string, unknown>): string[] {
   const args = JSON.stringify(example);
   return [
-    'Start the gateway (npm start; PORT=9000 npm start for another port, then use that port below), and call it over REST:',
-    `  curl -s -X POST 'http://127.0.0.1:8080/v1/tools/${name}/call' -H 'content-type: application/json' -d '${JSON.stringify({ arguments: example })}'`,
+    'Start the gateway (npm start; with PORT=9000 it listens there: run init with the same PORT, or change the port below), and call it over REST:',
+    `  curl -s -X POST 'http://127.0.0.1:8080/v1/tools/${name}/call' -H 'content-type: application/json' -d ${sq(JSON.stringify({ arguments: example }))}`,
     'or through an MCP client at /mcp (the v2 SDK client in scripts/mcp-call.mjs; any MCP client works):',
-    `  node scripts/mcp-call.mjs 'http://127.0.0.1:8080/mcp' '${name}' '${args}'`,
+    `  node scripts/mcp-call.mjs 'http://127.0.0.1:8080/mcp' ${sq(name)} ${sq(args)}`,
   ];
 }

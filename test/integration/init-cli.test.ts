@@ -1,4 +1,4 @@
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -15,11 +15,34 @@ function init(args: string[], env: Record<string, string> = {}): { status: numbe
   return { status: r.status, out: r.stdout, err: r.stderr };
 }
 
+function zsh(line: string): Promise<{ status: number | null; stdout: string; stderr: string }> {
+  return new Promise((done) => {
+    const child = spawn('zsh', ['-c', line], { cwd: resolve('.'), stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.once('exit', (status) => done({ status, stdout, stderr }));
+  });
+}
+
 function newDir(): { dir: string; tools: string } {
   const dir = mkdtempSync(join(tmpdir(), 'toolgate-init-'));
   const tools = join(dir, 'tools.d');
   mkdirSync(tools);
   return { dir, tools };
+}
+
+/** Polls until the gateway serves `name` (a watched tools.d reloads; an MCP server imports its tools). */
+async function served(gw: ServerProcess, name: string): Promise<Record<string, unknown>> {
+  let last: Record<string, unknown> = {};
+  for (let i = 0; i < 200; i++) {
+    const res = await fetch(`${gw.url}/v1/tools/${name}`);
+    last = (await res.json()) as Record<string, unknown>;
+    if (res.ok) return last;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  throw new Error(`${name} was never served: ${JSON.stringify(last)}\n${gw.output()}`);
 }
 
 async function call(gw: ServerProcess, name: string, args: unknown): Promise<{ status: number; body: Record<string, unknown> }> {
@@ -43,18 +66,28 @@ describe('toolgate init', () => {
   });
   afterAll(() => upstream.close());
 
-  it('--from-url: a GET tool whose query parameters are arguments; a real gateway loads it and it answers', async () => {
+  it('--from-url: a GET tool whose query parameters are arguments; a running gateway loads it, and the printed next steps work in zsh', async () => {
     const { dir, tools } = newDir();
-    const r = init(['--from-url', `${upstream.url}/v1/forecast?city=Paris&units=metric`, '--name', 'weather.forecast', '--tools-dir', tools]);
-    expect(r.err).toBe('');
-    expect(r.status).toBe(0);
-    // Next steps: REST with a quoted URL, and an MCP client at /mcp.
-    expect(r.out).toContain("curl -s -X POST 'http://127.0.0.1:8080/v1/tools/weather.forecast/call'");
-    expect(r.out).toContain("node scripts/mcp-call.mjs 'http://127.0.0.1:8080/mcp' 'weather.forecast'");
     const gw = await startServerProcess({ dir, config: {}, tools: {} });
     gateways.push(gw);
-    const listed = (await (await fetch(`${gw.url}/v1/tools/weather.forecast`)).json()) as Record<string, unknown>;
+    const port = new URL(gw.url).port;
+    const r = init(['--from-url', `${upstream.url}/v1/forecast?city=Paris&units=metric`, '--name', 'weather.forecast', '--tools-dir', tools], { PORT: port });
+    expect(r.err).toBe('');
+    expect(r.status).toBe(0);
+    // Next steps: REST with a quoted URL, and an MCP client at /mcp, on the port the gateway listens on.
+    const curlLine = r.out.split('\n').find((l) => l.trim().startsWith('curl -s -X POST'));
+    const mcpLine = r.out.split('\n').find((l) => l.trim().startsWith('node scripts/mcp-call.mjs'));
+    expect(curlLine).toContain(`'http://127.0.0.1:${port}/v1/tools/weather.forecast/call'`);
+    expect(mcpLine).toContain(`'http://127.0.0.1:${port}/mcp' 'weather.forecast'`);
+    // tools.d is watched: the new file is served without a restart.
+    const listed = await served(gw, 'weather.forecast');
     expect(listed).toMatchObject({ name: 'weather.forecast', sideEffect: 'read', inputSchema: { required: ['city', 'units'] } });
+    for (const line of [curlLine, mcpLine]) {
+      const z = await zsh(line ?? 'false'); // async: the upstream answers from this process
+      expect({ status: z.status, err: z.stderr }).toEqual({ status: 0, err: '' });
+      expect(z.stdout).toContain('/v1/forecast?city=Paris&units=metric'); // the upstream's echo of the example arguments
+      expect(z.stdout).not.toContain('"error"');
+    }
     const res = await call(gw, 'weather.forecast', { city: 'Lyon', units: 'si' });
     expect(res.status).toBe(200);
     expect(res.body['result']).toMatchObject({ structuredContent: { method: 'GET', url: '/v1/forecast?city=Lyon&units=si' } });
@@ -85,6 +118,7 @@ describe('toolgate init', () => {
     expect(readFileSync(join(tools, 'v2-server.yaml'), 'utf8')).toContain('kind: mcp-server');
     const gw = await startServerProcess({ dir, config: {}, tools: {} });
     gateways.push(gw);
+    await served(gw, 'v2-server.echo');
     const res = await call(gw, 'v2-server.echo', { text: 'hi there' });
     expect(res.status).toBe(200);
     expect(JSON.stringify(res.body['result'])).toContain('hi there');
