@@ -26,6 +26,7 @@ export function isSecretName(name: string): boolean {
 
 /** A literal: something left once `${env:...}` (the whole value is then fine), templates and scheme words are set aside. */
 export function isLiteralSecret(value: string): boolean {
+  if (/\$\{env:[A-Za-z0-9_]+:-[^}]/.test(value)) return true; // a default is written in the file
   if (value.includes('${env:')) return false;
   const rest = value.replace(/\{\{[^}]*\}\}/g, ' ').trim().split(/\s+/).filter((w) => w !== '' && !SCHEME_WORDS.test(w));
   return rest.length > 0;
