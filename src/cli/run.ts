@@ -2,6 +2,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ConfigError, DEFAULT_CONFIG_FILE, loadConfig, type LoadedConfig } from '../config/load.js';
 import { loadToolsDir, TOOL_FILE } from '../tools/loader.js';
+import { clientConfigNotes } from './client-config.js';
 import type { CompiledTool } from '../tools/types.js';
 import type { Env } from '../util/env.js';
 import { parseSource, type FileProblem, type ParsedSource } from '../util/source.js';
@@ -77,7 +78,7 @@ export async function runCheck(opts: CheckOptions): Promise<CheckReport> {
   const configRaw = existsSync(configFile) ? readRaw(configFile) : undefined;
   if (configRaw) warnings.push(...secretWarnings(configFile, configRaw));
   const config = loaded ? (loaded.file ?? null) : configFile;
-  if (!loaded) return { ok: false, config, toolsDir: null, errors, warnings, tools: [], mcpServers: [], issuers: [] };
+  if (!loaded) return { ok: false, config, toolsDir: null, errors, warnings, tools: [], mcpServers: [], issuers: [], clientConfigs: [] };
   const configName = loaded.file ?? '(embedded defaults)';
   const keysLine = configRaw?.lineOf('/auth/keys');
   for (const message of loaded.warnings) {
@@ -100,6 +101,8 @@ export async function runCheck(opts: CheckOptions): Promise<CheckReport> {
     raws.set(file, readRaw(file));
     warnings.push(...secretWarnings(file, raws.get(file)));
   }
+  const clients = clientConfigNotes(raws);
+  warnings.push(...clients.warnings);
   const rawOf = (file: string) => (raws.has(file) ? raws.get(file) : readRaw(file));
   errors.push(...registry.problems.map((p) => withLine(p, rawOf(p.file))));
   const open = openToAll(loaded.config.auth.mode, loadedKeys(loaded, configRaw), loaded.config.auth.oidc);
@@ -122,5 +125,5 @@ export async function runCheck(opts: CheckOptions): Promise<CheckReport> {
     return connect ? { ...s, connect } : s;
   });
   warnings.sort((a, b) => (a.file < b.file ? -1 : a.file > b.file ? 1 : (a.line ?? 0) - (b.line ?? 0)));
-  return { ok: errors.length === 0, config, toolsDir: dir, errors, warnings, tools: registry.tools.map(summarize), mcpServers, issuers };
+  return { ok: errors.length === 0, config, toolsDir: dir, errors, warnings, tools: registry.tools.map(summarize), mcpServers, issuers, clientConfigs: clients.names };
 }

@@ -1,0 +1,25 @@
+import { readClientConfig, SERVER_BLOCKS } from '../tools/client-config.js';
+import type { ParsedSource } from '../util/source.js';
+import type { CheckWarning, ClientConfigName } from './types.js';
+
+/**
+ * What `check` says of MCP client config files: the keys ignored (as warnings at their line) and
+ * each server's name as written and as served. Read from the files as written: neither names nor
+ * keys depend on `${env:}` values. Problems are the loader's, reported with the errors.
+ */
+export function clientConfigNotes(raws: ReadonlyMap<string, ParsedSource | undefined>): { warnings: CheckWarning[]; names: ClientConfigName[] } {
+  const warnings: CheckWarning[] = [];
+  const names: ClientConfigName[] = [];
+  for (const [file, raw] of raws) {
+    const v = raw?.value;
+    if (v === null || typeof v !== 'object' || Array.isArray(v) || 'kind' in v || !SERVER_BLOCKS.some((b) => b in v)) continue;
+    const read = readClientConfig(file, v as Record<string, unknown>);
+    if (read.problems.length > 0) continue;
+    for (const w of read.warnings) {
+      const line = raw?.lineOf(w.path);
+      warnings.push(line === undefined ? { file, path: w.path, message: w.message, rule: 'client-config' } : { file, line, path: w.path, message: w.message, rule: 'client-config' });
+    }
+    for (const n of read.names) names.push({ file, from: n.from, to: n.to, ...(n.skipped ? { skipped: n.skipped } : {}) });
+  }
+  return { warnings, names };
+}
