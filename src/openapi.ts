@@ -21,7 +21,7 @@ export async function openApiDocument(): Promise<unknown> {
   return doc;
 }
 
-/** Every tools.d file: an MCP server file when it says `kind`, the Claude-Desktop form when it holds `mcpServers`, else one tool. */
+/** Every tools.d file: an MCP server file when it says `kind`, an MCP client config when it holds `mcpServers` or `servers`, else one tool. */
 export function toolFileJsonSchema(): unknown {
   const { $id: _server, ...mcpServerFile } = McpServerFileSchema;
   const { $id: _desktop, ...claudeDesktopFile } = ClaudeDesktopFileSchema;
@@ -32,7 +32,7 @@ export function toolFileJsonSchema(): unknown {
     $defs: { McpServerFile: mcpServerFile, ClaudeDesktopFile: claudeDesktopFile },
     if: { required: ['kind'] },
     then: { $ref: '#/$defs/McpServerFile' },
-    else: { if: { required: ['mcpServers'] }, then: { $ref: '#/$defs/ClaudeDesktopFile' }, else: ToolFileSchema },
+    else: { if: { anyOf: [{ required: ['mcpServers'] }, { required: ['servers'] }] }, then: { $ref: '#/$defs/ClaudeDesktopFile' }, else: ToolFileSchema },
   };
 }
 
