@@ -1,5 +1,7 @@
+import { readFileSync } from 'node:fs';
+import { dirname, isAbsolute, join } from 'node:path';
 import { readClientConfig, SERVER_BLOCKS } from '../tools/client-config.js';
-import type { ParsedSource } from '../util/source.js';
+import { parseSource, type ParsedSource } from '../util/source.js';
 import type { CheckWarning, ClientConfigName } from './types.js';
 
 /**
@@ -10,7 +12,8 @@ import type { CheckWarning, ClientConfigName } from './types.js';
 export function clientConfigNotes(raws: ReadonlyMap<string, ParsedSource | undefined>): { warnings: CheckWarning[]; names: ClientConfigName[] } {
   const warnings: CheckWarning[] = [];
   const names: ClientConfigName[] = [];
-  for (const [file, raw] of raws) {
+  for (const [at, written] of raws) {
+    const [file, raw] = referenced(at, written);
     const v = raw?.value;
     if (v === null || typeof v !== 'object' || Array.isArray(v) || 'kind' in v || !SERVER_BLOCKS.some((b) => b in v)) continue;
     const read = readClientConfig(file, v as Record<string, unknown>);
@@ -22,4 +25,16 @@ export function clientConfigNotes(raws: ReadonlyMap<string, ParsedSource | undef
     for (const n of read.names) names.push({ file, from: n.from, to: n.to, ...(n.skipped ? { skipped: n.skipped } : {}) });
   }
   return { warnings, names };
+}
+
+/** A `kind: mcp-client-config` file stands for the file it names (read as written; the loader reports what is wrong with it). */
+function referenced(file: string, raw: ParsedSource | undefined): [string, ParsedSource | undefined] {
+  const v = raw?.value as { kind?: unknown; file?: unknown } | null | undefined;
+  if (v?.kind !== 'mcp-client-config' || typeof v.file !== 'string') return [file, raw];
+  const target = isAbsolute(v.file) ? v.file : join(dirname(file), v.file);
+  try {
+    return [target, parseSource(readFileSync(target, 'utf8'), target)];
+  } catch {
+    return [target, undefined];
+  }
 }

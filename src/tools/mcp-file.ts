@@ -6,6 +6,7 @@ import type { CredentialsFile } from './credentials-schema.js';
 import { LITERAL_SECRET_MESSAGE, compileCredentials, literalClientSecrets } from '../auth/upstream/spec.js';
 import { McpHttpServerSchema, McpServerFileSchema, McpStdioServerSchema, type McpServerFile } from './mcp-server-schema.js';
 import { readClientConfig, SERVER_BLOCKS, type NameMapping } from './client-config.js';
+import { loadClientConfigRef } from './client-config-ref.js';
 
 /** One declared MCP server, as a registry generation holds it. */
 export interface McpServerEntry {
@@ -68,9 +69,14 @@ export function loadMcpServerFile(file: string, parsed: ParsedSource, env: Env, 
     const servers = read.servers.map((s) => entry(s.spec, s.pointer));
     return { servers, problems: [], warnings: read.warnings.map((w) => problem(w.path, w.message)), names: read.names };
   }
+  if (isObject(raw) && raw['kind'] === 'mcp-client-config') {
+    const ref = loadClientConfigRef(file, parsed, env, secrets);
+    const servers = ref.servers.map((s) => ({ spec: s.spec, file: s.file, pointer: s.pointer, hash: sha256Hex(canonicalJson(s.spec)), lineOf: s.lineOf }));
+    return { servers, problems: ref.problems, warnings: ref.warnings, names: ref.names };
+  }
   if (isObject(value) && value['kind'] !== 'mcp-server') {
     const line = parsed.lineOf('/kind');
-    const message = `unknown kind ${JSON.stringify(value['kind'])}: a file holds one tool (no kind) or kind: mcp-server`;
+    const message = `unknown kind ${JSON.stringify(value['kind'])}: a file holds one tool (no kind), kind: mcp-server or kind: mcp-client-config`;
     return { servers: [], problems: [line === undefined ? { file, path: '/kind', message } : { file, line, path: '/kind', message }] };
   }
   // Check against the branch the transport names, so problems speak of that transport only.

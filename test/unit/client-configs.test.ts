@@ -1,4 +1,5 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { stringify } from 'yaml';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -43,6 +44,7 @@ describe('client config files from the clients documentation load', () => {
       { kind: 'mcp-server', name: 'server-name', transport: 'stdio', command: 'npx', args: ['-y', 'mcp-server'], env: { API_KEY: 'value' } },
       { kind: 'mcp-server', name: 'remote-server', transport: 'streamable-http', url: 'http://localhost:3000/mcp', headers: { API_KEY: 'value' } },
     ]);
+    expect((await check(`${FIX}/cursor`)).clientConfigs.map((n) => [n.from, n.to])).toEqual([['server-name', 'server-name'], ['remote-server', 'remote-server']]);
   });
 
   it('VS Code: servers with type, inputs ignored with a warning, names normalized and shown by check', async () => {
@@ -141,5 +143,35 @@ describe('client config files: hostile input is a clear problem naming the file 
   it('a huge file: too many servers is one problem, not a thousand spawns', async () => {
     const many = Object.fromEntries(Array.from({ length: 5000 }, (_, i) => [`s${i}`, { command: 'node' }]));
     expect(await problems({ mcpServers: many })).toEqual(['/mcpServers: 5000 servers in one file; at most 1000']);
+  });
+});
+
+describe('kind: mcp-client-config: settings for a client file left as the client wrote it', () => {
+  const setup = (settings: unknown) => {
+    const dir = mkdtempSync(join(tmpdir(), 'client-ref-'));
+    const sub = join(dir, 'clients');
+    mkdirSync(sub);
+    writeFileSync(join(sub, 'claude_desktop_config.json'), JSON.stringify({ globalShortcut: '', mcpServers: { Memory: { command: 'npx', args: ['-y', '@modelcontextprotocol/server-memory'] } } }));
+    writeFileSync(join(dir, 'desktop.yaml'), stringify({ kind: 'mcp-client-config', file: 'clients/claude_desktop_config.json', ...(settings as object) }));
+    return dir;
+  };
+  it('adds include, overrides and timeoutMs by the name as written, and check shows the mapping', async () => {
+    const dir = setup({ servers: { Memory: { include: ['read_*'], overrides: { read_graph: { sideEffect: 'read' } }, timeoutMs: 7000 } } });
+    const r = await load(dir);
+    expect(r.problems).toEqual([]);
+    expect(r.servers.map((s) => s.spec)).toEqual([
+      { kind: 'mcp-server', name: 'memory', transport: 'stdio', command: 'npx', args: ['-y', '@modelcontextprotocol/server-memory'], include: ['read_*'], overrides: { read_graph: { sideEffect: 'read' } }, timeoutMs: 7000 },
+    ]);
+    const c = await check(dir);
+    expect(c.clientConfigs.map((n) => [n.from, n.to])).toEqual([['Memory', 'memory']]);
+    expect(c.warnings.filter((w) => w.rule === 'client-config').map((w) => w.path)).toEqual(['/globalShortcut']);
+  });
+  it('a setting for a server the file does not have, a missing file, a foreign key: problems naming the file', async () => {
+    const unknown = await load(setup({ servers: { memroy: { include: ['x'] } } }));
+    expect(unknown.problems.map((p) => p.message)).toEqual(["no server 'memroy' in clients/claude_desktop_config.json (its servers: Memory)"]);
+    const missing = await load(setup({ file: 'clients/nope.json' }));
+    expect(missing.problems[0]?.message).toMatch(/^cannot read clients\/nope\.json: ENOENT/);
+    const foreign = await load(setup({ servers: { Memory: { command: 'rm' } } }));
+    expect(foreign.problems.map((p) => `${p.path}: ${p.message}`)).toEqual(["/servers/Memory/command: unknown key 'command'"]);
   });
 });
