@@ -76,7 +76,7 @@ export function serverWarnings(server: McpServerEntry): CheckWarning[] {
   const raw: ParsedSource = { value: undefined, lineOf: server.lineOf };
   const out: CheckWarning[] = [];
   if (spec.include === undefined) {
-    const also = pointer !== '' ? ' (the mcpServers form has none: write a kind: mcp-server file to choose its tools)' : spec.exclude === undefined ? '' : ' (only an exclude list)';
+    const also = pointer !== '' ? ' (the mcpServers form has none: give it one with a kind: mcp-client-config file, or write a kind: mcp-server file)' : spec.exclude === undefined ? '' : ' (only an exclude list)';
     out.push(at('mcp-no-include', file, raw, `${pointer}/include`, `MCP server '${spec.name}' has no include list${also}: every tool it offers, today's and tomorrow's, is imported`));
   }
   if (spec.timeoutMs === undefined) {
