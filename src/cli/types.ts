@@ -2,7 +2,7 @@ import type { FileProblem } from '../util/source.js';
 
 /** What `toolgate check` found; `--json` prints it as is. */
 
-export type WarningRule = 'config' | 'confirm-off' | 'visible-to-all' | 'inline-secret' | 'default-timeout' | 'mcp-no-include';
+export type WarningRule = 'config' | 'confirm-off' | 'visible-to-all' | 'inline-secret' | 'default-timeout' | 'mcp-no-include' | 'client-config';
 
 export interface CheckWarning extends FileProblem {
   readonly rule: WarningRule;
@@ -75,4 +75,14 @@ export interface CheckReport {
   readonly mcpServers: readonly ServerSummary[];
   /** auth.oidc, as the gateway would trust it. */
   readonly issuers: readonly IssuerSummary[];
+  /** Each server of an MCP client config file (mcpServers / servers): its name as written and as served, or why skipped. */
+  readonly clientConfigs: readonly ClientConfigName[];
+}
+
+export interface ClientConfigName {
+  readonly file: string;
+  readonly from: string;
+  /** null: the name cannot be used (the file's errors say why). */
+  readonly to: string | null;
+  readonly skipped?: string;
 }

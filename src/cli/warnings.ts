@@ -20,23 +20,38 @@ function has(raw: ParsedSource | undefined, key: string): boolean {
   return v !== null && typeof v === 'object' && !Array.isArray(v) && key in v;
 }
 
+/** A key as check weighs it: `tools` as written (undefined: none listed, so the default ["*"]). */
+export interface KeyScope {
+  readonly id: string;
+  readonly tools?: readonly string[] | undefined;
+}
+
 /**
  * Why every key would see a tool with no `visibility.roles`, or undefined when keys are scoped.
- * `keys` are the keys the config declares (whether or not their variables are set here).
+ * `keys` are the keys that load (a key whose variable is unset is skipped, and check says so
+ * once). With no key and no issuer the config warning already says every local caller has all
+ * roles: repeating it per tool would bury what needs acting on.
  */
 export function openToAll(
   mode: string,
-  keys: readonly { id: string; tools?: readonly string[] }[],
+  keys: readonly KeyScope[],
   issuers: readonly { issuer: string; defaultTools: readonly string[] }[] = [],
 ): string | undefined {
   if (mode === 'none') return 'auth mode is none';
-  if (keys.length === 0 && issuers.length === 0) return 'no API key is configured';
+  if (keys.length === 0 && issuers.length === 0) return undefined;
   // An issuer whose tokens see every tool unless they say otherwise is as wide as a key with "*".
   const wideIssuer = issuers.find((i) => i.defaultTools.includes('*'));
   if (wideIssuer) return `issuer '${wideIssuer.issuer}' has defaultTools ["*"]`;
-  const wide = keys.filter((k) => (k.tools ?? ['*']).includes('*')).map((k) => `'${k.id}'`);
+  const wide = keys.filter((k) => (k.tools ?? ['*']).includes('*'));
   if (wide.length === 0) return undefined;
-  return wide.length === 1 ? `key ${wide[0]} has tools ["*"]` : `keys ${wide.join(', ')} have tools ["*"]`;
+  const why = (k: KeyScope) => (k.tools === undefined ? `'${k.id}' (no tools list: the default is ["*"])` : `'${k.id}'`);
+  const listed = wide.filter((k) => k.tools !== undefined).map(why);
+  const unlisted = wide.filter((k) => k.tools === undefined).map(why);
+  const parts = [
+    ...(listed.length > 0 ? [`${listed.length === 1 ? 'key' : 'keys'} ${listed.join(', ')} ${listed.length === 1 ? 'has' : 'have'} tools ["*"]`] : []),
+    ...(unlisted.length > 0 ? [`${unlisted.length === 1 ? 'key' : 'keys'} ${unlisted.join(', ')} ${unlisted.length === 1 ? 'sees' : 'see'} every tool`] : []),
+  ];
+  return parts.join(' and ');
 }
 
 export function toolWarnings(tool: CompiledTool, rawOf: RawOf, openReason: string | undefined): CheckWarning[] {
@@ -61,7 +76,7 @@ export function serverWarnings(server: McpServerEntry): CheckWarning[] {
   const raw: ParsedSource = { value: undefined, lineOf: server.lineOf };
   const out: CheckWarning[] = [];
   if (spec.include === undefined) {
-    const also = pointer !== '' ? ' (the mcpServers form has none: write a kind: mcp-server file to choose its tools)' : spec.exclude === undefined ? '' : ' (only an exclude list)';
+    const also = pointer !== '' ? ' (the mcpServers form has none: give it one with a kind: mcp-client-config file, or write a kind: mcp-server file)' : spec.exclude === undefined ? '' : ' (only an exclude list)';
     out.push(at('mcp-no-include', file, raw, `${pointer}/include`, `MCP server '${spec.name}' has no include list${also}: every tool it offers, today's and tomorrow's, is imported`));
   }
   if (spec.timeoutMs === undefined) {

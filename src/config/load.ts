@@ -58,16 +58,21 @@ export function loadConfig(opts: { file?: string; env: Env }): LoadedConfig {
   }
   const config = withEnv;
   const warnings: string[] = [];
+  const skipped: string[] = [];
   config.auth.keys = config.auth.keys.filter((k) => {
     if ((k.key ?? '') !== '' || k.sha256) return true;
-    warnings.push(`auth key '${k.id}' has no key (its environment variable is unset): skipped`);
+    skipped.push(`'${k.id}'${keyVariable(raw, k.id)}`);
     return false;
   });
   if (config.state.redis === '') delete config.state.redis;
   const problems = semanticProblems(config, usedFile ?? '(embedded defaults)');
   if (problems.length > 0) throw new ConfigError(problems.map((p) => ({ ...p, ...lineAt(lineOf, p.path) })));
-  if (config.auth.mode === 'keys' && config.auth.keys.length === 0 && config.auth.oidc.length === 0) {
-    warnings.push('no API key is configured: serving on loopback only, every local caller acts with all roles');
+  const noKey = config.auth.mode === 'keys' && config.auth.keys.length === 0 && config.auth.oidc.length === 0;
+  // With no key at all, one line says both why (the skipped keys) and what follows (loopback only).
+  if (skipped.length > 0 && !noKey) warnings.push(`${skipped.length === 1 ? 'auth key' : 'auth keys'} ${skipped.join(', ')} ${skipped.length === 1 ? 'has' : 'have'} no key (the environment variable is unset): skipped`);
+  if (noKey) {
+    const why = skipped.length === 0 ? '' : ` (${skipped.length === 1 ? 'key' : 'keys'} ${skipped.join(', ')} skipped: variable unset)`;
+    warnings.push(`no API key is configured${why}: serving on loopback only, every local caller acts with all roles`);
   }
   if (config.auth.mode === 'none' && config.auth.oidc.length > 0) warnings.push('auth.mode is none: auth.oidc is ignored, every caller is anonymous');
   if (config.auth.oidc.length > 0 && config.server.publicUrl === undefined && config.auth.mode === 'keys') {
@@ -143,4 +148,14 @@ function semanticProblems(config: Config, file: string): FileProblem[] {
     });
   }
   return problems;
+}
+
+/** ` (AGENT_KEY)` when the file writes the key's value as `${env:AGENT_KEY}`, else ''. */
+function keyVariable(raw: unknown, id: string): string {
+  const keys = (raw as { auth?: { keys?: unknown } } | null)?.auth?.keys;
+  if (!Array.isArray(keys)) return '';
+  const k: unknown = keys.find((x: unknown) => x !== null && typeof x === 'object' && (x as { id?: unknown }).id === id);
+  const value = k !== null && typeof k === 'object' ? (k as { key?: unknown }).key : undefined;
+  const m = typeof value === 'string' ? /^\$\{env:([A-Za-z_][A-Za-z0-9_]*)\}$/.exec(value) : null;
+  return m ? ` (${m[1]})` : '';
 }

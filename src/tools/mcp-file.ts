@@ -4,15 +4,9 @@ import { canonicalJson, sha256Hex } from '../util/hash.js';
 import type { FileProblem, ParsedSource } from '../util/source.js';
 import type { CredentialsFile } from './credentials-schema.js';
 import { LITERAL_SECRET_MESSAGE, compileCredentials, literalClientSecrets } from '../auth/upstream/spec.js';
-import {
-  ClaudeDesktopFileSchema,
-  McpHttpServerSchema,
-  McpServerFileSchema,
-  McpStdioServerSchema,
-  fromClaudeDesktop,
-  type ClaudeDesktopFile,
-  type McpServerFile,
-} from './mcp-server-schema.js';
+import { McpHttpServerSchema, McpServerFileSchema, McpStdioServerSchema, type McpServerFile } from './mcp-server-schema.js';
+import { readClientConfig, SERVER_BLOCKS, type NameMapping } from './client-config.js';
+import { loadClientConfigRef } from './client-config-ref.js';
 
 /** One declared MCP server, as a registry generation holds it. */
 export interface McpServerEntry {
@@ -29,17 +23,24 @@ export interface McpServerEntry {
 export interface McpFileResult {
   servers: McpServerEntry[];
   problems: FileProblem[];
+  /** Keys of a client config file that were ignored, and similar notes `check` shows. */
+  warnings?: FileProblem[];
+  /** A client config file's server names as written and as served (`check` shows them). */
+  names?: NameMapping[];
 }
 
 const ajv = createAjv();
 const checkStdio = ajv.compile<McpServerFile>(McpStdioServerSchema);
 const checkHttp = ajv.compile<McpServerFile>(McpHttpServerSchema);
 const checkAny = ajv.compile<McpServerFile>(McpServerFileSchema);
-const checkClaude = ajv.compile<ClaudeDesktopFile>(ClaudeDesktopFileSchema);
 
-/** A parsed file is an MCP server file when it says `kind` or holds `mcpServers`. */
+/** A parsed file is an MCP server file when it says `kind` or holds `mcpServers` (or VS Code's `servers`). */
 export function isMcpServerFile(value: object): boolean {
-  return 'kind' in value || 'mcpServers' in value;
+  return 'kind' in value || isClientConfig(value);
+}
+
+function isClientConfig(value: object): boolean {
+  return !('kind' in value) && SERVER_BLOCKS.some((b) => b in value);
 }
 
 /**
@@ -62,14 +63,20 @@ export function loadMcpServerFile(file: string, parsed: ParsedSource, env: Env, 
     hash: sha256Hex(canonicalJson(spec)),
     lineOf: parsed.lineOf,
   });
-  if (isObject(value) && 'mcpServers' in value) {
-    if (!checkClaude(value)) return { servers: [], problems: ajvProblems(checkClaude.errors, file, parsed.lineOf) };
-    const servers = fromClaudeDesktop(value).map((spec) => entry(spec, `/mcpServers/${spec.name}`));
-    return { servers, problems: [] };
+  if (isObject(value) && isClientConfig(value)) {
+    const read = readClientConfig(file, value);
+    if (read.problems.length > 0) return { servers: [], problems: read.problems.map((p) => problem(p.path, p.message)) };
+    const servers = read.servers.map((s) => entry(s.spec, s.pointer));
+    return { servers, problems: [], warnings: read.warnings.map((w) => problem(w.path, w.message)), names: read.names };
+  }
+  if (isObject(raw) && raw['kind'] === 'mcp-client-config') {
+    const ref = loadClientConfigRef(file, parsed, env, secrets);
+    const servers = ref.servers.map((s) => ({ spec: s.spec, file: s.file, pointer: s.pointer, hash: sha256Hex(canonicalJson(s.spec)), lineOf: s.lineOf }));
+    return { servers, problems: ref.problems, warnings: ref.warnings, names: ref.names };
   }
   if (isObject(value) && value['kind'] !== 'mcp-server') {
     const line = parsed.lineOf('/kind');
-    const message = `unknown kind ${JSON.stringify(value['kind'])}: a file holds one tool (no kind) or kind: mcp-server`;
+    const message = `unknown kind ${JSON.stringify(value['kind'])}: a file holds one tool (no kind), kind: mcp-server or kind: mcp-client-config`;
     return { servers: [], problems: [line === undefined ? { file, path: '/kind', message } : { file, line, path: '/kind', message }] };
   }
   // Check against the branch the transport names, so problems speak of that transport only.

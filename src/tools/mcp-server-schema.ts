@@ -92,62 +92,33 @@ export const MCP_SERVER_DEFAULTS = {
   pool: { maxInFlight: 32, maxQueue: 64, pingIntervalMs: 15000 },
 } as const satisfies { prestart: boolean; pool: Required<McpPoolSettings> };
 
-// --- Claude-Desktop form -----------------------------------------------------------------
+// --- MCP client config files (Claude Desktop, Cursor, VS Code, Windsurf, Cline) ----------------
 
-const ClaudeStdioEntrySchema = Type.Object(
+/**
+ * One server as those clients write it: the keys toolgate reads are typed; any other key is allowed
+ * (the loader ignores it with a warning), so an editor validating with this schema accepts the file
+ * as the client wrote it. Names are free: the loader normalizes them (src/tools/client-config.ts).
+ */
+const ClientEntrySchema = Type.Object(
   {
-    type: Type.Optional(Type.Literal('stdio')),
-    command: Type.String({ minLength: 1 }),
+    type: Type.Optional(Type.Union(['stdio', 'http', 'streamable-http', 'streamableHttp', 'sse'].map((t) => Type.Literal(t)))),
+    command: Type.Optional(Type.String({ minLength: 1 })),
     args: Type.Optional(Type.Array(Type.String())),
     env: Type.Optional(StringMap),
     cwd: Type.Optional(Type.String({ minLength: 1 })),
-  },
-  { additionalProperties: false },
-);
-
-const ClaudeUrlEntrySchema = Type.Object(
-  {
-    type: Type.Optional(Type.Union([Type.Literal('sse'), Type.Literal('http'), Type.Literal('streamable-http')])),
-    url: Type.String({ pattern: '^https?://' }),
+    url: Type.Optional(Type.String({ pattern: '^https?://' })),
+    serverUrl: Type.Optional(Type.String({ pattern: '^https?://', description: 'Windsurf\'s name for url' })),
     headers: Type.Optional(StringMap),
+    disabled: Type.Optional(Type.Boolean({ description: 'true: the server is skipped' })),
+    timeout: Type.Optional(Type.Number({ exclusiveMinimum: 0, description: 'milliseconds; seconds in a file named like cline_mcp_settings.json' })),
   },
-  { additionalProperties: false },
+  { additionalProperties: true },
 );
 
-/** `{ "mcpServers": { name: { command, args, env } | { url } } }` as Claude Desktop writes it. */
+const ClientServersSchema = Type.Record(Type.String({ minLength: 1 }), ClientEntrySchema, { maxProperties: 1000 });
+
+/** `{ "mcpServers": {...} }` (Claude Desktop, Cursor, Windsurf, Cline) or `{ "servers": {...} }` (VS Code); other top-level keys are ignored with a warning. */
 export const ClaudeDesktopFileSchema = Type.Object(
-  {
-    mcpServers: Type.Record(
-      Type.String({ pattern: SERVER_NAME_PATTERN }),
-      Type.Union([ClaudeStdioEntrySchema, ClaudeUrlEntrySchema]),
-      { additionalProperties: false },
-    ),
-  },
-  { additionalProperties: false, $id: 'ClaudeDesktopFile', title: 'Claude-Desktop mcpServers file' },
+  { mcpServers: Type.Optional(ClientServersSchema), servers: Type.Optional(ClientServersSchema) },
+  { additionalProperties: true, $id: 'ClaudeDesktopFile', title: 'MCP client config file (mcpServers or servers)' },
 );
-
-export type ClaudeDesktopFile = Static<typeof ClaudeDesktopFileSchema>;
-type ClaudeEntry = ClaudeDesktopFile['mcpServers'][string];
-
-/**
- * Converts a validated Claude-Desktop file to MCP server files, in key order.
- * A `{ url }` entry is Streamable HTTP unless `type: "sse"` says otherwise or, with no
- * `type`, its path ends in `/sse` (the legacy endpoint's conventional name).
- */
-export function fromClaudeDesktop(file: ClaudeDesktopFile): McpServerFile[] {
-  return Object.entries(file.mcpServers).map(([name, entry]) => toServerFile(name, entry));
-}
-
-function toServerFile(name: string, entry: ClaudeEntry): McpServerFile {
-  if ('command' in entry) {
-    const server: McpStdioServer = { kind: 'mcp-server', name, transport: 'stdio', command: entry.command };
-    if (entry.args) server.args = entry.args;
-    if (entry.env) server.env = entry.env;
-    if (entry.cwd) server.cwd = entry.cwd;
-    return server;
-  }
-  const sse = entry.type === 'sse' || (entry.type === undefined && new URL(entry.url).pathname.endsWith('/sse'));
-  const server: McpHttpServer = { kind: 'mcp-server', name, transport: sse ? 'sse' : 'streamable-http', url: entry.url };
-  if (entry.headers) server.headers = entry.headers;
-  return server;
-}

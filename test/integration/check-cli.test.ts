@@ -38,8 +38,24 @@ describe('toolgate check (compiled, as a child process)', () => {
     expect(r.stdout).toMatch(/^ {2}debug\.delay +builtin\(builtin\) +none +not gated +visibility: all roles +timeout 2000 ms +tools\.d\/delay\.yaml$/m);
     expect(r.stdout).toMatch(/^ {2}debug\.echo +builtin\(builtin\) .* tools\.d\/echo\.yaml$/m);
     expect(r.stdout).toMatch(/^ {2}gateway\.status +self\(http\) +read .* tools\.d\/gateway-status\.yaml$/m);
-    expect(r.stdout).toMatch(/^OK: 0 error\(s\), \d+ warning\(s\), 3 tool\(s\)$/m);
-    expect(r.stdout).toMatch(/^warning: tools\.d\/echo\.yaml:\d+: \/timeoutMs: .*\[default-timeout\]$/m);
+    // A clean checkout: one warning, the one a user must know before exposing the gateway.
+    expect(r.stdout).toMatch(/^OK: 0 error\(s\), 1 warning\(s\), 3 tool\(s\)$/m);
+    expect(r.stdout.split('\n').filter((l) => l.startsWith('warning:'))).toEqual([
+      "warning: config/gateway.yaml:7: /auth/keys: no API key is configured (keys 'agent-1' (AGENT_KEY), 'ops' (OPS_KEY) skipped: variable unset): serving on loopback only, every local caller acts with all roles [config]",
+    ]);
+  });
+
+  it('the repository config: only keys that load count as seeing every tool, and a key with no tools list is named as such', () => {
+    const lines = (env: Record<string, string>) => run([], env).stdout.split('\n').filter((l) => l.startsWith('warning:'));
+    const one = lines({ AGENT_KEY: 'a-key' });
+    expect(one).toContain("warning: config/gateway.yaml:7: /auth/keys: auth key 'ops' (OPS_KEY) has no key (the environment variable is unset): skipped [config]");
+    expect(one).toContain('warning: tools.d/echo.yaml:1: /visibility/roles: tool \'debug.echo\' is visible to every key: no visibility.roles and key \'agent-1\' has tools ["*"] [visible-to-all]');
+    expect(one.join('\n')).not.toMatch(/'ops'.*visible|visible.*'ops'/);
+    const both = lines({ AGENT_KEY: 'a-key', OPS_KEY: 'o-key' });
+    expect(both.filter((l) => l.includes('[config]'))).toEqual([]);
+    expect(both).toContain(
+      'warning: tools.d/echo.yaml:1: /visibility/roles: tool \'debug.echo\' is visible to every key: no visibility.roles and key \'agent-1\' has tools ["*"] and key \'ops\' (no tools list: the default is ["*"]) sees every tool [visible-to-all]',
+    );
   });
 
   it('--json on the repository tools.d: one parseable document', () => {

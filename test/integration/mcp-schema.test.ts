@@ -1,11 +1,7 @@
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { describe, expect, it } from 'vitest';
-import {
-  ClaudeDesktopFileSchema,
-  McpServerFileSchema,
-  fromClaudeDesktop,
-  type ClaudeDesktopFile,
-} from '../../src/tools/mcp-server-schema.js';
+import { ClaudeDesktopFileSchema, McpServerFileSchema } from '../../src/tools/mcp-server-schema.js';
+import { readClientConfig } from '../../src/tools/client-config.js';
 
 // Strict ajv: the schemas must also hold up for a validator stricter than the gateway's.
 const ajv = new Ajv2020({ allErrors: true, strict: true });
@@ -37,7 +33,7 @@ describe('MCP server file schema', () => {
 
 describe('Claude-Desktop form', () => {
   it('converts command and url entries into server files that validate', () => {
-    const file: ClaudeDesktopFile = {
+    const file = {
       mcpServers: {
         filesystem: { command: 'npx', args: ['-y', '@modelcontextprotocol/server-filesystem', '/tmp'], env: { DEBUG: '1' } },
         remote: { url: 'https://mcp.example.com/mcp', headers: { Authorization: 'Bearer t' } },
@@ -46,7 +42,7 @@ describe('Claude-Desktop form', () => {
       },
     };
     expect(checkClaude(file), JSON.stringify(checkClaude.errors)).toBe(true);
-    const servers = fromClaudeDesktop(file);
+    const servers = readClientConfig('claude.json', file).servers.map((s) => s.spec);
     expect(servers).toEqual([
       { kind: 'mcp-server', name: 'filesystem', transport: 'stdio', command: 'npx', args: ['-y', '@modelcontextprotocol/server-filesystem', '/tmp'], env: { DEBUG: '1' } },
       { kind: 'mcp-server', name: 'remote', transport: 'streamable-http', url: 'https://mcp.example.com/mcp', headers: { Authorization: 'Bearer t' } },
@@ -56,8 +52,10 @@ describe('Claude-Desktop form', () => {
     for (const server of servers) expect(checkServer(server), JSON.stringify(checkServer.errors)).toBe(true);
   });
 
-  it('rejects names that cannot prefix tool names and unknown entry keys', () => {
-    expect(checkClaude({ mcpServers: { 'My Server': { command: 'x' } } })).toBe(false);
-    expect(checkClaude({ mcpServers: { ok: { command: 'x', autoApprove: [] } } })).toBe(false);
+  it('accepts client files as written (free names, foreign keys) and refuses wrong types of the keys it reads', () => {
+    expect(checkClaude({ mcpServers: { 'My Server': { command: 'x', autoApprove: [], disabled: true } }, globalShortcut: '' })).toBe(true);
+    expect(checkClaude({ servers: { Fetch: { type: 'stdio', command: 'uvx' } }, inputs: [] })).toBe(true);
+    expect(checkClaude({ mcpServers: { ok: { command: 'x', disabled: 'yes' } } })).toBe(false);
+    expect(checkClaude({ mcpServers: { ok: { type: 'websocket', url: 'ws://x' } } })).toBe(false);
   });
 });

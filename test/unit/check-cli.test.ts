@@ -64,9 +64,11 @@ describe('toolgate check: inline secrets', () => {
 
 describe('toolgate check: visibility', () => {
   it('is open to all with no key, with mode none, or with a key seeing "*" (the default)', () => {
-    expect(openToAll('keys', [])).toBe('no API key is configured');
+    // With no key the config warning says it once (every local caller has all roles), not once per tool.
+    expect(openToAll('keys', [])).toBeUndefined();
     expect(openToAll('none', [{ id: 'a', tools: ['x.*'] }])).toBe('auth mode is none');
-    expect(openToAll('keys', [{ id: 'a' }])).toBe('key \'a\' has tools ["*"]');
+    expect(openToAll('keys', [{ id: 'a' }])).toBe('key \'a\' (no tools list: the default is ["*"]) sees every tool');
+    expect(openToAll('keys', [{ id: 'a', tools: ['*'] }, { id: 'b' }])).toBe('key \'a\' has tools ["*"] and key \'b\' (no tools list: the default is ["*"]) sees every tool');
     expect(openToAll('keys', [{ id: 'a', tools: ['*'] }, { id: 'b', tools: ['*'] }])).toBe('keys \'a\', \'b\' have tools ["*"]');
     expect(openToAll('keys', [{ id: 'a', tools: ['weather.*'] }])).toBeUndefined();
   });
@@ -103,7 +105,7 @@ describe('toolgate check: fixtures', () => {
     ]);
     // notify.yaml has visibility.roles; delete.yaml has none and the key 'ci' sees "*".
     expect(byRule(r, 'visible-to-all').map((w) => w.message)).toEqual([
-      'tool \'risky.delete\' is visible to every key: no visibility.roles and key \'ci\' has tools ["*"]',
+      'tool \'risky.delete\' is visible to every key: no visibility.roles and key \'ci\' (no tools list: the default is ["*"]) sees every tool',
     ]);
     expect(where(byRule(r, 'default-timeout'))).toEqual([
       'risky/tools.d/delete.yaml:1: /timeoutMs',

@@ -159,7 +159,9 @@ describe('MCP server files in tools.d', () => {
     expect(validate(server)).toBe(true);
     expect(validate({ ...server, overrides: { write_file: { inputSchema: {} } } })).toBe(false);
     expect(validate({ mcpServers: { fs: { command: 'npx', args: ['-y', 'x'] }, web: { url: 'https://mcp.example.com/mcp' } } })).toBe(true);
-    expect(validate({ mcpServers: { fs: { command: 'npx', autoApprove: [] } } })).toBe(false);
+    expect(validate({ mcpServers: { fs: { command: 'npx', autoApprove: [] } }, globalShortcut: '' })).toBe(true);
+    expect(validate({ servers: { Fetch: { type: 'stdio', command: 'uvx' } }, inputs: [] })).toBe(true);
+    expect(validate({ mcpServers: { fs: { command: 'npx', disabled: 'no' } } })).toBe(false);
     expect(validate({ name: 'a.b', description: 'd', sideEffect: 'read', backends: [{ id: 'x', builtin: 'echo' }] })).toBe(true);
   });
 
