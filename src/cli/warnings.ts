@@ -2,6 +2,7 @@ import type { McpServerEntry } from '../tools/mcp-file.js';
 import type { CompiledTool } from '../tools/types.js';
 import { toPointer, type FileProblem, type ParsedSource } from '../util/source.js';
 import type { CheckWarning, WarningRule } from './types.js';
+import { importedToolName } from '../mcp/import.js';
 
 /** The warning rules of `toolgate check` on what the loader compiled, with the files as written. */
 
@@ -87,7 +88,7 @@ export function serverWarnings(server: McpServerEntry): CheckWarning[] {
     if (o.confirm === false && (effect === undefined || RISKY.has(effect))) {
       const why = effect === undefined ? 'its side effect comes from the annotations (unannotated: destructive)' : `it is ${effect}`;
       const path = `${pointer}${toPointer(['overrides', tool, 'confirm'])}`;
-      out.push(at('confirm-off', file, raw, path, `MCP tool '${spec.name}.${tool}' runs without confirmation (confirm: false) though ${why}`));
+      out.push(at('confirm-off', file, raw, path, `MCP tool '${importedToolName(spec, tool)}' runs without confirmation (confirm: false) though ${why}`));
     }
   }
   return out;

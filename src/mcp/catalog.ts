@@ -10,7 +10,7 @@ import { createAjv } from '../util/ajv.js';
 import { canonicalJson } from '../util/hash.js';
 import type { FileProblem } from '../util/source.js';
 import { describeError } from './errors.js';
-import { importServerTools, localToolName, type ImportResult } from './import.js';
+import { importedToolName, importServerTools, localToolName, type ImportResult } from './import.js';
 import { PinBook, type PinChange } from './pins.js';
 import type { McpPool } from './pool.js';
 
@@ -221,7 +221,7 @@ export class McpCatalog {
   private record(s: ServerState, changes: readonly PinChange[]): void {
     const server = s.entry.spec.name;
     for (const c of changes) {
-      const tool = `${server}.${localToolName(c.tool)}`;
+      const tool = importedToolName(s.entry.spec, localToolName(c.tool));
       this.deps.audit.write(auditRecord({ event: 'reload', action: 'tool-changed', tool, server, mcpTool: c.tool, oldHash: c.oldHash, newHash: c.newHash, status: c.status }));
       this.deps.log?.warn({ tool, oldHash: c.oldHash, newHash: c.newHash, status: c.status }, `MCP tool definition changed: ${c.status}`);
     }

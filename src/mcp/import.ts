@@ -38,6 +38,12 @@ export function localToolName(mcpName: string): string {
   return base.length <= LOCAL_MAX ? base : `${base.slice(0, LOCAL_MAX - 9)}_${sha256Hex(mcpName).slice(0, 8)}`;
 }
 
+/** The registry name of a server's tool: `<prefix>.<local>`, the prefix the server's name unless the file sets one (`""`: none). */
+export function importedToolName(spec: Pick<McpServerFile, 'name' | 'prefix'>, local: string): string {
+  const prefix = spec.prefix ?? spec.name;
+  return prefix === '' ? local : `${prefix}.${local}`;
+}
+
 /** The include/exclude globs of the server file, on the tool's name as the server gives it. */
 function selected(spec: McpServerFile, mcpName: string): boolean {
   const matches = (globs: readonly string[] | undefined) => (globs ?? []).some((g) => globToRegExp(g).test(mcpName));
@@ -108,7 +114,7 @@ export function importServerTools(entry: McpServerEntry, listed: readonly Listed
   for (const { def, hash, held } of listed) {
     if (!selected(spec, def.name)) continue;
     const local = localToolName(def.name);
-    const name = `${spec.name}.${local}`;
+    const name = importedToolName(spec, local);
     const other = owners.get(local);
     if (other !== undefined) {
       problem(entry.pointer, `tools '${other}' and '${def.name}' would both be imported as '${name}'; exclude one`);

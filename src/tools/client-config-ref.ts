@@ -16,6 +16,13 @@ const MAX_BYTES = 1024 * 1024;
 
 const ServerSettingsSchema = Type.Object(
   {
+    prefix: Type.Optional(
+      Type.String({
+      pattern: '^([a-z0-9_-]+(\\.[a-z0-9_-]+)*)?$',
+      maxLength: 64,
+      description: 'what the imported tool names start with (default: the server name); "" imports them as the server names them (names must still be unique)',
+    }),
+  ),
     include: Type.Optional(Type.Array(Type.String({ minLength: 1 }))),
     exclude: Type.Optional(Type.Array(Type.String({ minLength: 1 }))),
     overrides: Type.Optional(Type.Record(Type.String({ minLength: 1 }), ToolOverrideSchema, { additionalProperties: false })),

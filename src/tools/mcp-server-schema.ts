@@ -37,6 +37,13 @@ export type ToolOverride = Static<typeof ToolOverrideSchema>;
 const commonFields = {
   kind: Type.Literal('mcp-server'),
   name: Type.String({ pattern: SERVER_NAME_PATTERN, maxLength: 64, description: 'prefix of the imported tool names' }),
+  prefix: Type.Optional(
+    Type.String({
+      pattern: '^([a-z0-9_-]+(\\.[a-z0-9_-]+)*)?$',
+      maxLength: 64,
+      description: 'what the imported tool names start with (default: the server name); "" imports them as the server names them (names must still be unique)',
+    }),
+  ),
   prestart: Type.Optional(Type.Boolean({ default: false, description: 'connect at boot (readiness waits), not at first call' })),
   pool: Type.Optional(McpPoolSettingsSchema),
   timeoutMs: Type.Optional(Type.Integer({ minimum: 1, description: 'default timeout of the imported tools; config defaults.timeoutMs.mcp if absent' })),
