@@ -30,7 +30,7 @@ import type { Env } from './util/env.js';
 import type { FileProblem } from './util/source.js';
 import { GatewayMetrics } from './metrics/index.js';
 import { Readiness } from './readiness.js';
-import { logReload, type ReloadLogger } from './tools/reload-log.js';
+import { logNewWarnings, logReload, type ReloadLogger } from './tools/reload-log.js';
 import { ToolsWatcher } from './tools/watcher.js';
 import { InFlight } from './util/in-flight.js';
 import { McpPool } from './mcp/pool.js';
@@ -266,7 +266,10 @@ export class Gateway extends EventEmitter<{ reload: [ReloadResult] }> {
     this.lastReload = result;
     this.audit.write(auditRecord({ event: 'reload', ...result }));
     this.metrics.reloaded(result);
-    if (this.opts.log) logReload(this.opts.log, result);
+    if (this.opts.log) {
+      logReload(this.opts.log, result);
+      logNewWarnings(this.opts.log, before.warnings, next.warnings);
+    }
     this.emit('reload', result);
     return result;
   }

@@ -95,7 +95,7 @@ export class McpCatalog {
         tools.push(t);
       }
     }
-    return new Registry(generation, new Date().toISOString(), tools, problems, files.servers);
+    return new Registry(generation, new Date().toISOString(), tools, problems, files.servers, files.warnings);
   }
 
   /** /readyz: every prestart server connected and its tools imported. */

@@ -29,7 +29,7 @@ export interface LoadContext {
   readonly lookup?: LookupAll;
 }
 
-type FileResult = { tools: CompiledTool[]; problems: FileProblem[]; servers?: McpServerEntry[] };
+type FileResult = { tools: CompiledTool[]; problems: FileProblem[]; servers?: McpServerEntry[]; warnings?: FileProblem[] };
 
 const fileValidator = createAjv().compile<ToolFile>(ToolFileSchema);
 const schemaAjv: Ajv2020 = createAjv();
@@ -158,7 +158,8 @@ export async function loadToolsDir(ctx: LoadContext, previous?: Registry): Promi
     chosen.set(t.name, t.providerName === providerName ? t : { ...t, providerName });
     byProvider.set(providerName, file);
   }
-  return new Registry((previous?.generation ?? 0) + 1, new Date().toISOString(), [...chosen.values()], problems, servers);
+  const warnings = ordered.flatMap(({ r }) => (r.problems.length > 0 ? [] : (r.warnings ?? [])));
+  return new Registry((previous?.generation ?? 0) + 1, new Date().toISOString(), [...chosen.values()], problems, servers, warnings);
 }
 
 /** MCP servers of the files, names unique (a previous owner keeps its name); a failed file keeps its last good servers. */

@@ -18,6 +18,8 @@ export class Registry {
     readonly problems: readonly FileProblem[],
     /** MCP servers declared by the files of this generation (their tools are among `tools` once imported). */
     readonly servers: readonly McpServerEntry[] = [],
+    /** Things a file said that were ignored (an MCP client's foreign keys): logged, never refused. */
+    readonly warnings: readonly FileProblem[] = [],
   ) {
     this.tools = [...tools].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
     this.byName = new Map(this.tools.map((t) => [t.name, t]));

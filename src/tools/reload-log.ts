@@ -26,3 +26,13 @@ export function logReload(log: ReloadLogger, r: ReloadSummary): void {
   const errors = r.errors.map((e) => ({ file: e.file, ...(e.line !== undefined ? { line: e.line } : {}), path: e.path, message: e.message }));
   log.warn({ ...fields, errors }, `tools.d reloaded with ${errors.length} problem(s): those files keep their last good version`);
 }
+
+const warningKey = (w: FileProblem) => `${w.file}\u0000${w.path}\u0000${w.message}`;
+
+/** Each ignored-key warning once, when it first appears (not again on every reload). */
+export function logNewWarnings(log: ReloadLogger, before: readonly FileProblem[], now: readonly FileProblem[]): void {
+  const seen = new Set(before.map(warningKey));
+  for (const w of now) {
+    if (!seen.has(warningKey(w))) log.warn({ file: w.file, ...(w.line !== undefined ? { line: w.line } : {}), path: w.path }, w.message);
+  }
+}
