@@ -43,6 +43,9 @@ export class McpPool extends EventEmitter<McpPoolEventMap> {
 
   constructor(servers: readonly McpServerFile[] = [], options: McpPoolOptions = {}) {
     super();
+    // Each tools/list in flight listens for its server's state (catalog.list), so a tools.d with
+    // more than ten servers importing at once passes Node's default of 10 without any leak.
+    this.setMaxListeners(0);
     this.options = resolveOptions(options);
     this.ownTokens = options.upstreamTokens === undefined;
     for (const spec of servers) {
