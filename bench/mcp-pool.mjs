@@ -22,10 +22,11 @@ import { execFileSync, fork } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { flag } from './lib/args.mjs';
+import { echoArgs, openTarget, serverParamsFor } from './lib/pool-open.mjs';
 
 const root = fileURLToPath(new URL('../', import.meta.url));
 const calls = Number(flag('--calls', '200'));
@@ -45,8 +46,7 @@ for (const dir of [distDir, ...(baselineDir ? [`${baselineDir}/dist`] : [])]) {
 const baselineCommit = baselineDir ? execFileSync('git', ['-C', baselineDir, 'rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).trim() : undefined;
 
 const EVERYTHING = `${root}node_modules/@modelcontextprotocol/server-everything/dist/index.js`;
-const serverParams = { command: process.execPath, args: [EVERYTHING, 'stdio'], stderr: 'pipe' };
-const echoArgs = (i) => ({ name: 'echo', arguments: { message: `bench ${i}` } });
+const serverParams = serverParamsFor(EVERYTHING);
 
 async function timed(n, fn) {
   const samples = [];
@@ -88,20 +88,7 @@ function openChild(kind, dist) {
 
 /** The same target in this process (--same-process). */
 async function openHere(kind, dist) {
-  let call;
-  let close;
-  if (kind === 'pool') {
-    const { McpPool } = await import(pathToFileURL(`${dist}/mcp/pool.js`).href);
-    const pool = new McpPool([{ kind: 'mcp-server', name: 'ev', transport: 'stdio', command: serverParams.command, args: serverParams.args, prestart: true }]);
-    await pool.start();
-    call = (i) => pool.callTool('ev', 'echo', echoArgs(i).arguments, { deadline: Date.now() + 10000 });
-    close = () => pool.close();
-  } else {
-    const client = new Client({ name: 'bench', version: '1' });
-    await client.connect(new StdioClientTransport(serverParams));
-    call = (i) => client.callTool(echoArgs(i), undefined, { timeout: 10000 });
-    close = () => client.close();
-  }
+  const { call, close } = await openTarget(kind, dist, EVERYTHING);
   return { block: (n, from) => timed(n, (i) => call(from + i)), close };
 }
 
