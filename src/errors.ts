@@ -26,6 +26,7 @@ export const ERROR_CATALOGUE = {
   RATE_LIMITED: { status: 429, retryable: true, modelMessage: 'Too many calls. Wait before calling this tool again.' },
   LOOP_DETECTED: { status: 429, retryable: false, modelMessage: 'The same call was repeated too many times. Stop repeating it and change approach.' },
   UPSTREAM_ERROR: { status: 502, retryable: false, modelMessage: 'The tool failed while handling the call. Check the arguments, or try another approach.' },
+  RESULT_REFUSED: { status: 502, retryable: false, modelMessage: 'The tool ran, but the gateway withheld its result because a result guard refused it. Do not call it again with the same arguments; tell the user.' },
   CIRCUIT_OPEN: { status: 503, retryable: true, modelMessage: 'The tool is temporarily unavailable after repeated failures. Try again later or use another tool.' },
   BACKEND_DISABLED: { status: 503, retryable: false, modelMessage: 'The tool is disabled by its operator because its credentials were refused. Use another tool or tell the user.' },
   UNAVAILABLE: { status: 503, retryable: true, modelMessage: 'The gateway cannot run this call right now. Try again shortly.' },

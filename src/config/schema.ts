@@ -1,4 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
+import { ResultGuardSchema } from '../tools/result-guards-schema.js';
 
 /** The gateway config file (SPEC §1). Defaults live here and nowhere else. */
 
@@ -162,6 +163,7 @@ export const ConfigSchema = Type.Object(
           { maxResponseBytes: Type.Integer({ minimum: 1, default: 10485760 }) },
           { additionalProperties: false, default: {} },
         ),
+        resultGuards: Type.Array(ResultGuardSchema, { default: [{ secrets: 'redact' }, { invisible: 'strip' }], description: 'result guards of every tool, unless its file or entry says otherwise by kind' }),
       },
       { additionalProperties: false, default: {} },
     ),

@@ -1,6 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { ToolFileSchema } from './schema.js';
 import { CredentialsSchema } from './credentials-schema.js';
+import { ResultGuardsSchema } from './result-guards-schema.js';
 
 /**
  * Schemas of an MCP server file (SPEC §2, `kind: mcp-server`) and of the Claude-Desktop
@@ -56,6 +57,7 @@ const commonFields = {
     }),
   ),
   trustChanges: Type.Optional(Type.Boolean({ default: false, description: 'accept changed tool definitions without an admin' })),
+  resultGuards: Type.Optional(ResultGuardsSchema),
 };
 
 export const McpStdioServerSchema = Type.Object(

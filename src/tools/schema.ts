@@ -1,3 +1,4 @@
+import { ResultGuardsSchema } from './result-guards-schema.js';
 import { Type, type Static, type TLiteral, type TUnion } from '@sinclair/typebox';
 import { CredentialsSchema } from './credentials-schema.js';
 
@@ -177,6 +178,7 @@ export const ToolFileSchema = Obj(
       }),
     ),
     redact: Type.Optional(Type.Array(Type.String({ minLength: 1 }), { description: 'argument paths never written to audit or logs' })),
+    resultGuards: Type.Optional(ResultGuardsSchema),
     result: Type.Optional(
       Obj({
         pick: Type.Optional(Type.Array(Type.String({ pattern: '^(/.*)?$' }), { description: 'JSON pointers kept from the response' })),

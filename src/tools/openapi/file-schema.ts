@@ -1,0 +1,53 @@
+import { Type, type Static } from '@sinclair/typebox';
+import { ToolOverrideSchema } from '../mcp-server-schema.js';
+import { ResultGuardsSchema } from '../result-guards-schema.js';
+
+/**
+ * `kind: openapi` (SPEC §6): an OpenAPI document (3.0, 3.1, or Swagger 2.0 converted) whose
+ * operations become tools named `<name>.<operationId in snake case>`; an HTTP backend per
+ * operation does the calling, so every policy of a tool file applies.
+ */
+const StringMap = Type.Record(Type.String(), Type.String(), { additionalProperties: false });
+const Globs = (description: string) => Type.Optional(Type.Array(Type.String({ minLength: 1 }), { description }));
+
+const common = {
+  $schema: Type.Optional(Type.String()),
+  kind: Type.Literal('openapi'),
+  name: Type.String({ pattern: '^[a-z0-9_-]+(\\.[a-z0-9_-]+)*$', maxLength: 64, description: 'prefix of the tool names: <name>.<operation>' }),
+  baseUrl: Type.Optional(Type.String({ pattern: '^https?://', description: 'where the calls go; else the document\'s first server (its variables at their defaults, or serverVariables)' })),
+  serverVariables: Type.Optional(Type.Record(Type.String(), Type.String(), { additionalProperties: false, description: 'values of the first server\'s {variables}' })),
+  include: Globs('globs on operationId, tag or "METHOD /path": only these operations become tools'),
+  exclude: Globs('globs on operationId, tag or "METHOD /path": these operations are left out'),
+  overrides: Type.Optional(
+    Type.Record(Type.String({ minLength: 1 }), ToolOverrideSchema, {
+      additionalProperties: false,
+      description: 'tool-file fields per operation, keyed by operationId or tool name (not inputSchema or backends)',
+    }),
+  ),
+  auth: Type.Optional(Type.Record(Type.String(), Type.String(), { additionalProperties: false, description: 'securitySchemes by name → secret ("${env:KEY}"; basic: "user:pass"; oauth2: "clientId:clientSecret")' })),
+  trustChanges: Type.Optional(Type.Boolean({ default: false, description: 'accept changed operations without an admin' })),
+  timeoutMs: Type.Optional(Type.Integer({ minimum: 1, description: 'default timeout of the operations; config defaults.timeoutMs.http if absent' })),
+  maxResponseBytes: Type.Optional(Type.Integer({ minimum: 1 })),
+  resultGuards: Type.Optional(ResultGuardsSchema),
+};
+
+export const OpenApiFromFileSchema = Type.Object(
+  { ...common, spec: Type.String({ minLength: 1, description: 'path of the document (YAML or JSON), relative to this file' }) },
+  { additionalProperties: false },
+);
+
+export const OpenApiFromUrlSchema = Type.Object(
+  {
+    ...common,
+    url: Type.String({ pattern: '^https?://', description: 'where the document is fetched (cached; refetched on reload or every refreshSeconds)' }),
+    headers: Type.Optional(StringMap),
+    refreshSeconds: Type.Optional(Type.Integer({ minimum: 10 })),
+  },
+  { additionalProperties: false },
+);
+
+export const OpenApiFileSchema = Type.Union([OpenApiFromFileSchema, OpenApiFromUrlSchema], {
+  $id: 'OpenApiFile',
+  description: 'An OpenAPI document whose operations become tools (tools.d/*.yaml|*.yml|*.json, kind: openapi)',
+});
+export type OpenApiFile = Static<typeof OpenApiFileSchema>;
