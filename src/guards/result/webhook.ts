@@ -59,6 +59,12 @@ const validateAnswer = ajv.compile<{ action: 'allow' } | { action: 'redact'; spa
   ],
 });
 
+/** Drops an answer's body (undici's body errors when destroyed: the error is expected, not a crash). */
+function discard(body: { on(event: 'error', f: () => void): unknown; destroy(): unknown }): void {
+  body.on('error', () => undefined);
+  body.destroy();
+}
+
 let agent: Agent | undefined;
 const dispatcher = () => (agent ??= new Agent({ connections: 64 }));
 
@@ -88,7 +94,7 @@ export async function askWebhook(
       dispatcher: dispatcher(),
     });
     if (res.statusCode < 200 || res.statusCode > 299) {
-      res.body.destroy();
+      discard(res.body);
       return { action: 'failed', reason: `it answered HTTP ${res.statusCode}` };
     }
     const chunks: Buffer[] = [];
@@ -96,7 +102,7 @@ export async function askWebhook(
     for await (const chunk of res.body as AsyncIterable<Buffer>) {
       size += chunk.length;
       if (size > MAX_ANSWER_BYTES) {
-        res.body.destroy();
+        discard(res.body);
         return { action: 'failed', reason: `its answer is over ${MAX_ANSWER_BYTES} bytes` };
       }
       chunks.push(chunk);
