@@ -35,8 +35,10 @@ const EN: readonly RegExp[] = [
 /** The qualifier that makes "ignore … instructions" aimed at the model, not a manual's "ignore the warning". */
 const QUALIFIER = /\b(?:previous|prior|above|earlier|preceding|former|initial|original|all|any|every|system|developer|your|these|those|my|safety|ethical|existing|other)\b/i;
 
+const ZH_QUALIFIER = /之前|以前|先前|此前|上面|上述|以上|前面|前述|所有|全部|一切|你的|原来|原有|原始|系统|任何/;
 const ZH: readonly RegExp[] = [
-  /(?:忽略|无视|忽视|不要理会|不要管|别管|忘记|忘掉|抛开|放弃|跳过)(?:掉)?[^。！？\n]{0,12}?(?:之前|以前|先前|此前|上面|上述|以上|前面|前述|所有|全部|一切|你的|原来|原有|原始|系统)[^。！？\n]{0,12}?(?:指令|指示|提示|提示词|命令|规则|要求|设定|限制|约束|对话|内容)/g,
+  // verb … target within a clause; the qualifier (之前, 所有 …) is checked in the match (one gap, not two).
+  /(?:忽略|无视|忽视|不要理会|不要管|别管|忘记|忘掉|抛开|放弃|跳过)[^。！？\n]{0,16}?(?:指令|指示|提示|命令|规则|要求|设定|限制|约束|对话)/g,
   /你现在(?:是|扮演|作为|成为|变成)/g,
   /从现在(?:开始|起)[，,\s]{0,2}你(?:是|将|要|必须|需要|应该|只能)/g,
   /(?:假装|假设|想象)你(?:是|现在是|没有)/g,
@@ -73,7 +75,7 @@ export function findInjection(text: string): Hit[] {
     }
   };
   EN.forEach((re, i) => each(re, i === 0 ? (s) => QUALIFIER.test(s.slice(s.search(/[ \t]/))) : undefined));
-  if (/[\u4e00-\u9fff]/.test(text)) for (const re of ZH) each(re);
+  if (/[\u4e00-\u9fff]/.test(text)) ZH.forEach((re, i) => each(re, i === 0 ? (s) => ZH_QUALIFIER.test(s) : undefined));
   for (const re of MARKUP) each(re, undefined, true);
   return resolveOverlaps(hits);
 }

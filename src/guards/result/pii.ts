@@ -13,18 +13,23 @@ export type PiiAction = 'redact' | 'flag' | 'refuse';
  */
 
 // --- e-mail -------------------------------------------------------------------------------------
-const EMAIL = /(?<![A-Za-z0-9._%+-])[A-Za-z0-9][A-Za-z0-9._%+-]{0,63}@(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.){1,8}[A-Za-z]{2,24}(?![A-Za-z0-9-])/g;
+/** The domain after an `@`; the local part is read backwards from it (so the engine scans for `@` only). */
+const EMAIL_DOMAIN = /@(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.){1,8}[A-Za-z]{2,24}(?![A-Za-z0-9-])/g;
+const LOCAL = /[A-Za-z0-9._%+-]/;
 /** Image and asset names (`logo@2x.png`), not mailboxes; `git@` is an SSH remote. */
 const NOT_TLD = new Set(['png', 'jpg', 'jpeg', 'gif', 'svg', 'webp', 'avif', 'ico', 'css', 'js', 'mjs', 'ts', 'map', 'json', 'woff', 'woff2', 'ttf']);
 
 function emails(text: string, hits: Hit[]): void {
   if (!text.includes('@')) return;
-  EMAIL.lastIndex = 0;
-  for (let m = EMAIL.exec(text); m !== null; m = EMAIL.exec(text)) {
-    const at = m[0].indexOf('@');
+  EMAIL_DOMAIN.lastIndex = 0;
+  for (let m = EMAIL_DOMAIN.exec(text); m !== null; m = EMAIL_DOMAIN.exec(text)) {
+    let start = m.index;
+    while (start > 0 && m.index - start < 65 && LOCAL.test(text[start - 1] ?? '')) start--;
+    if (start === m.index || m.index - start > 64 || (start > 0 && LOCAL.test(text[start - 1] ?? ''))) continue;
+    while (start < m.index && !/[A-Za-z0-9]/.test(text[start] ?? '')) start++; // a local part starts with a letter or digit
     const tld = m[0].slice(m[0].lastIndexOf('.') + 1).toLowerCase();
-    if (NOT_TLD.has(tld) || m[0].slice(0, at) === 'git') continue;
-    hits.push({ start: m.index, end: m.index + m[0].length, kind: 'email' });
+    if (start === m.index || NOT_TLD.has(tld) || text.slice(start, m.index) === 'git') continue;
+    hits.push({ start, end: m.index + m[0].length, kind: 'email' });
   }
 }
 
