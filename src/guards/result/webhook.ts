@@ -146,19 +146,28 @@ export function applySpans(
     const block = content[i]!;
     const buf = Buffer.from(block['text'] as string, 'utf8');
     if (list.some((s) => s.end > buf.length)) return undefined;
-    const sorted = [...list].sort((a, b) => a.start - b.start);
+    // Whole characters, then overlapping spans merged into one placeholder (the first one's kind).
+    const ranges = list
+      .map((s) => {
+        let start = s.start;
+        let end = s.end;
+        while (start > 0 && ((buf[start] ?? 0) & 0xc0) === 0x80) start--;
+        while (end < buf.length && ((buf[end] ?? 0) & 0xc0) === 0x80) end++;
+        return { start, end, kind: s.kind, from: s };
+      })
+      .sort((a, b) => a.start - b.start);
+    const merged: typeof ranges = [];
+    for (const r of ranges) {
+      const last = merged.at(-1);
+      if (last && r.start <= last.end) last.end = Math.max(last.end, r.end);
+      else merged.push({ ...r });
+    }
+    for (const r of ranges) located.push({ path: `/content/${i}/text`, start: r.from.start, end: r.from.end });
     const parts: Buffer[] = [];
     let pos = 0;
-    for (const s of sorted) {
-      let start = Math.max(s.start, pos);
-      let end = s.end;
-      while (start > 0 && ((buf[start] ?? 0) & 0xc0) === 0x80) start--;
-      while (end < buf.length && ((buf[end] ?? 0) & 0xc0) === 0x80) end++;
-      if (end <= pos) continue; // inside a span already redacted
-      start = Math.max(start, pos);
-      parts.push(buf.subarray(pos, start), Buffer.from(`[REDACTED:${s.kind ?? 'webhook'}]`));
-      located.push({ path: `/content/${i}/text`, start: s.start, end: s.end });
-      pos = end;
+    for (const r of merged) {
+      parts.push(buf.subarray(pos, r.start), Buffer.from(`[REDACTED:${r.kind ?? 'webhook'}]`));
+      pos = r.end;
     }
     parts.push(buf.subarray(pos));
     content[i] = { ...block, text: Buffer.concat(parts).toString('utf8') };
