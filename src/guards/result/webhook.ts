@@ -138,7 +138,9 @@ export function applySpans(
   for (const s of spans) {
     const block = result.content[s.block];
     if (!block || block.type !== 'text' || typeof block['text'] !== 'string' || s.start >= s.end) return undefined;
-    byBlock.set(s.block, [...(byBlock.get(s.block) ?? []), s]);
+    const list = byBlock.get(s.block);
+    if (list) list.push(s);
+    else byBlock.set(s.block, [s]);
   }
   const located: { path: string; start: number; end: number }[] = [];
   const content = [...result.content];
