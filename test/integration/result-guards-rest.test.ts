@@ -37,6 +37,7 @@ describe('result guards through REST', () => {
     await up.start();
     up.on((req, res) => {
       if (req.url?.startsWith('/json')) return json(res, 200, data);
+      if (req.url?.startsWith('/fail')) return json(res, 500, { error: 'down' });
       res.writeHead(200, { 'content-type': 'text/plain; charset=utf-8' });
       res.end(text);
     });
@@ -55,6 +56,7 @@ describe('result guards through REST', () => {
           resultGuards: [{ secrets: 'refuse' }],
         }),
         'bare.yaml': httpTool('rg.bare', `${up.url}/text?q={{q}}`, { inputSchema: args, resultGuards: [{ secrets: 'off' }, { invisible: 'off' }] }),
+        'primary.yaml': httpTool('rg.primary', `${up.url}/fail?q={{q}}`, { inputSchema: args, retry: { attempts: 1 }, fallback: { tool: 'rg.bare' } }),
         'cached.yaml': httpTool('rg.cached', `${up.url}/text?q={{q}}`, { inputSchema: args, cache: { ttlSeconds: 60 } }),
         'paged.yaml': httpTool('rg.paged', `${up.url}/text?q={{q}}`, { inputSchema: args, result: { maxBytes: 64 } }),
         'raw.yaml': {
@@ -161,6 +163,15 @@ describe('result guards through REST', () => {
   it('`off` turns a default kind off for one tool', async () => {
     text = `key ${AWS_KEY}${ZWSP}`;
     expect((await call('rg.bare')).body.result.content[0]?.text).toBe(`key ${AWS_KEY}${ZWSP}`);
+  });
+
+  it("a fallback tool's result passes this tool's guards too (the model asked this tool)", async () => {
+    text = `key ${AWS_KEY}${ZWSP}`;
+    const res = await gw.call('rg.primary', { q: 'fb' });
+    const body = res.json<Body & { fallback: { kind: string } | null }>();
+    expect(res.statusCode).toBe(200);
+    expect(body.fallback?.kind).toBe('tool');
+    expect(body.result.content[0]?.text).toBe('key [REDACTED:secret]');
   });
 
   it('guards the strings of a JSON result: its text and its structuredContent', async () => {
