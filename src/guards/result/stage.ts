@@ -87,36 +87,73 @@ function limitBlocks(result: ToolResult, limit: NonNullable<CompiledResultGuards
 }
 
 function scanStrings(g: CompiledResultGuards, result: ToolResult, ctx: StageContext, found: Findings): ToolResult {
-  const scan = (text: string, path: string): string => {
+  const strings: string[] = [];
+  for (const block of result.content) collect(block, strings, true);
+  if (result.structuredContent !== undefined) collect(result.structuredContent, strings, false);
+  if (strings.length === 0) return result;
+  // The common case, a clean result, in one pass per guard over its strings joined by line feeds
+  // (one call per guard, not one per string); anything found, and the strings are read one by one.
+  // Sound while every detector is local: a match in one string is still one with a line feed
+  // either side (its context checks treat a line feed as they treat the start or end of a text).
+  if (strings.length > 1 && clean(g, strings.join('\n'), ctx)) return result;
+  const path: (string | number)[] = [];
+  const at = () => `/${path.map((p) => (typeof p === 'number' ? String(p) : escapePointer(p))).join('/')}`;
+  const scan = (text: string): string => {
     let t = text;
     for (const guard of g.text) {
       const r = guard.scan(t, { secrets: ctx.secrets });
-      for (const f of r.findings) found.add(f.kind, f.action, f.count, path, f.offsets);
-      if (found.refused) throw new Refused();
+      if (r.findings.length > 0) {
+        const where = at();
+        for (const f of r.findings) found.add(f.kind, f.action, f.count, where, f.offsets);
+        if (found.refused) throw new Refused();
+      }
       t = r.text;
     }
     return t;
   };
   let changed = false;
+  path.push('content', 0);
   const content = result.content.map((block, i) => {
-    const next = walk(block, `/content/${i}`, scan, true) as ContentBlock;
+    path[1] = i;
+    const next = walk(block, path, scan, true) as ContentBlock;
     if (next !== block) changed = true;
     return next;
   });
-  const structured = result.structuredContent === undefined ? undefined : (walk(result.structuredContent, '/structuredContent', scan, false) as Record<string, unknown>);
+  path.length = 0;
+  path.push('structuredContent');
+  const structured = result.structuredContent === undefined ? undefined : (walk(result.structuredContent, path, scan, false) as Record<string, unknown>);
   if (!changed && structured === result.structuredContent) return result;
   const out: ToolResult = { content: changed ? content : result.content, isError: result.isError };
   if (structured !== undefined) out.structuredContent = structured;
   return out;
 }
 
-/** Every string under `v`, rewritten by `scan`; the same object where nothing changed. Iterative depth is bounded by normalize (limits.maxResultDepth). */
-function walk(v: unknown, path: string, scan: (s: string, path: string) => string, inBlock: boolean): unknown {
-  if (typeof v === 'string') return scan(v, path);
+function clean(g: CompiledResultGuards, text: string, ctx: StageContext): boolean {
+  for (const guard of g.text) {
+    const r = guard.scan(text, { secrets: ctx.secrets });
+    if (r.findings.length > 0 || r.text !== text) return false;
+  }
+  return true;
+}
+
+/** The strings `walk` would read, in its order (`inBlock`: a content block, or a resource in one). Depth is bounded by normalize (limits.maxResultDepth). */
+function collect(v: unknown, out: string[], inBlock: boolean): void {
+  if (typeof v === 'string') out.push(v);
+  else if (Array.isArray(v)) for (const x of v) collect(x, out, false);
+  else if (v !== null && typeof v === 'object') {
+    for (const [k, x] of Object.entries(v)) if (!(inBlock && NOT_TEXT.has(k))) collect(x, out, inBlock && k === 'resource');
+  }
+}
+
+/** Every string under `v`, rewritten by `scan`; the same object where nothing changed. `path` is the pointer's segments, kept as a stack. */
+function walk(v: unknown, path: (string | number)[], scan: (s: string) => string, inBlock: boolean): unknown {
+  if (typeof v === 'string') return scan(v);
   if (Array.isArray(v)) {
     let copy: unknown[] | undefined;
     for (let i = 0; i < v.length; i++) {
-      const next = walk(v[i], `${path}/${i}`, scan, false);
+      path.push(i);
+      const next = walk(v[i], path, scan, false);
+      path.pop();
       if (next !== v[i]) (copy ??= [...v])[i] = next;
     }
     return copy ?? v;
@@ -125,8 +162,10 @@ function walk(v: unknown, path: string, scan: (s: string, path: string) => strin
   let copy: Record<string, unknown> | undefined;
   for (const [k, x] of Object.entries(v)) {
     if (inBlock && NOT_TEXT.has(k)) continue;
+    path.push(k);
     // A resource block's own object: its `blob` is base64 too.
-    const next = walk(x, `${path}/${escapePointer(k)}`, scan, inBlock && k === 'resource');
+    const next = walk(x, path, scan, inBlock && k === 'resource');
+    path.pop();
     if (next !== x) (copy ??= { ...(v as Record<string, unknown>) })[k] = next;
   }
   return copy ?? v;
