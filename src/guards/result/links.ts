@@ -49,10 +49,28 @@ function hostMatcher(globs: readonly string[]): (host: string) => boolean {
   return (host) => exact.has(host) || suffixes.some((s) => host.endsWith(s));
 }
 
+const NAMED: Record<string, string> = { amp: '&', colon: ':', sol: '/', bsol: '\\', period: '.', lt: '<', gt: '>', quot: '"', apos: "'", tab: '\t', newline: '\n', commat: '@', num: '#', quest: '?', percnt: '%', equals: '=' };
+const ENTITY = /&(?:#[xX]([0-9a-fA-F]{1,6})|#([0-9]{1,7})|([a-zA-Z]{2,8}));?|\\([!-/:-@[-`{-~])/g;
+
+/**
+ * A URL as the client reads it: HTML character references (`&#104;ttps`, `https&colon;//`) and
+ * markdown backslash escapes decoded, as a renderer does before following it.
+ */
+function decoded(raw: string): string {
+  if (!raw.includes('&') && !raw.includes('\\')) return raw;
+  return raw.replace(ENTITY, (m, hex?: string, dec?: string, name?: string, escaped?: string) => {
+    if (escaped !== undefined) return escaped;
+    if (name !== undefined) return NAMED[name.toLowerCase()] ?? m;
+    const cp = hex !== undefined ? parseInt(hex, 16) : Number(dec);
+    return cp > 0 && cp <= 0x10ffff ? String.fromCodePoint(cp) : m;
+  });
+}
+
 type Verdict = { readonly ok: true } | { readonly ok: false; readonly host: string; readonly defanged: string };
 
 /** Whether `raw` may stay, and if not its host (for the placeholder) and defanged text. */
-function judge(raw: string, allowed: (host: string) => boolean): Verdict {
+function judge(given: string, allowed: (host: string) => boolean): Verdict {
+  const raw = decoded(given);
   let url: URL;
   try {
     url = new URL(raw.trim(), RELATIVE_BASE);
