@@ -38,6 +38,12 @@ describe('the webhook result guard', () => {
         const start = Buffer.byteLength(text.slice(0, text.indexOf('Bob Stone')));
         return json(res, 200, { action: 'redact', spans: [{ block: 0, start, end: start + Buffer.byteLength('Bob Stone'), kind: 'name' }] });
       }
+      if (path === '/redactpath') {
+        const note = (JSON.parse(body) as { result: { structuredContent: { note: string } } }).result.structuredContent.note;
+        const start = Buffer.byteLength(note.slice(0, note.indexOf('Bob Stone')));
+        return json(res, 200, { action: 'redact', spans: [{ path: '/structuredContent/note', start, end: start + Buffer.byteLength('Bob Stone'), kind: 'name' }] });
+      }
+      if (path === '/blobpath') return json(res, 200, { action: 'redact', spans: [{ path: '/content/0/type', start: 0, end: 2 }] });
       if (path === '/refuse') return json(res, 200, { action: 'refuse', reason: 'medical record' });
       if (path === '/hang') return void hung.push(() => res.destroy());
       if (path === '/garbage') {
@@ -65,6 +71,8 @@ describe('the webhook result guard', () => {
         'allow.yaml': tool('wh.allow', '/allow'),
         'redact.yaml': tool('wh.redact', '/redact'),
         'redact-json.yaml': tool('wh.redactjson', '/redact', { json: true }),
+        'redact-path.yaml': tool('wh.redactpath', '/redactpath', { json: true }),
+        'blob-path.yaml': tool('wh.blobpath', '/blobpath'),
         'refuse.yaml': tool('wh.refuse', '/refuse'),
         'hang.yaml': tool('wh.hang', '/hang'),
         'hang-open.yaml': tool('wh.hangopen', '/hang', { failOpen: true }),
@@ -118,11 +126,15 @@ describe('the webhook result guard', () => {
     expect(JSON.stringify(record)).not.toContain('Bob Stone');
   });
 
-  it('redact drops a structuredContent the spans cannot reach', async () => {
-    const { body } = await call('wh.redactjson');
-    expect(body.result.content[0]?.text).toContain('[REDACTED:name]');
-    expect(body.result.structuredContent).toBeUndefined();
-    expect(JSON.stringify(body)).not.toContain('Bob Stone');
+  it('redact: a value redacted in the text is replaced in the structuredContent too, and a path span reaches it directly', async () => {
+    const expected = 'Patient [REDACTED:name] has the flu; key [REDACTED:secret].';
+    for (const tool of ['wh.redactjson', 'wh.redactpath']) {
+      const { status, body } = await call(tool);
+      expect(status).toBe(200);
+      expect(body.result.structuredContent).toEqual({ note: expected });
+      expect(body.result.content[0]?.text).toBe(JSON.stringify({ note: expected }));
+      expect(JSON.stringify(body)).not.toContain('Bob Stone');
+    }
   });
 
   it('refuse: 502 RESULT_REFUSED, the reason in details, the content withheld', async () => {
@@ -156,6 +168,7 @@ describe('the webhook result guard', () => {
     ['wh.redirect', /HTTP 302/],
     ['wh.big', /over 65536 bytes/],
     ['wh.badspans', /spans do not fit/],
+    ['wh.blobpath', /spans do not fit/],
   ])('%s is a failure: refused (failOpen false), never a 500, audited', async (tool, reason) => {
     const allowsBefore = hook.seen.filter((s) => s.url === '/allow').length;
     const { status, body } = await call(tool);

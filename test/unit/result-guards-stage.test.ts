@@ -107,5 +107,18 @@ describe('webhook spans', () => {
     expect(applySpans(r, [{ block: 1, start: 0, end: 1 }])).toBeUndefined();
     expect(applySpans(r, [{ block: 0, start: 0, end: 999 }])).toBeUndefined();
     expect(applySpans(r, [{ block: 0, start: 3, end: 3 }])).toBeUndefined();
+    const image: ToolResult = { content: [{ type: 'image', data: 'aGVsbG8=', mimeType: 'image/png' }, { type: 'resource', resource: { uri: 'u', blob: 'aGVsbG8=' } }], isError: false };
+    for (const path of ['/content/0/data', '/content/0/type', '/content/1/resource/blob', '/content/9/text', '/other/x']) expect(applySpans(image, [{ path, start: 0, end: 2 }])).toBeUndefined();
+  });
+
+  it('replaces a redacted value wherever else it occurs (4 characters or more), not shorter ones', () => {
+    const r: ToolResult = { content: [{ type: 'text', text: 'id 4711-ab and x' }, { type: 'resource', resource: { uri: 'u', text: 'again 4711-ab, x' } }], structuredContent: { id: '4711-ab', n: 'x' }, isError: false };
+    const out = applySpans(r, [{ block: 0, start: 3, end: 10 }, { path: '/content/0/text', start: 15, end: 16 }]);
+    expect(out?.result).toEqual({
+      content: [{ type: 'text', text: 'id [REDACTED:webhook] and [REDACTED:webhook]' }, { type: 'resource', resource: { uri: 'u', text: 'again [REDACTED:webhook], x' } }],
+      structuredContent: { id: '[REDACTED:webhook]', n: 'x' },
+      isError: false,
+    });
+    expect(r.content[0]?.['text']).toBe('id 4711-ab and x'); // the input is not changed
   });
 });

@@ -1,6 +1,7 @@
 import { Agent, request } from 'undici';
 import type { ToolResult } from '../../adapters/types.js';
 import { createAjv } from '../../util/ajv.js';
+import { pointerSegments } from '../../util/source.js';
 import type { CompiledWebhook } from './compile.js';
 
 /**
@@ -8,7 +9,8 @@ import type { CompiledWebhook } from './compile.js';
  * Request: `POST url`, `content-type: application/json`, body `{ tool, callId, result }` (the
  * result after the built-in guards: already redacted). Answer: a 2xx JSON body, at most
  * MAX_ANSWER_BYTES, one of `{ action: "allow" }`, `{ action: "redact", spans: [{ block, start,
- * end, kind? }] }` (UTF-8 byte offsets [start, end) in the text of content block `block`),
+ * end, kind? }] }` (UTF-8 byte offsets [start, end) in the text of content block `block`, or
+ * in the string at JSON pointer `path`),
  * `{ action: "refuse", reason? }`. Anything else (another status, a redirect, garbage, too big,
  * too slow) is a failure: `failOpen` decides.
  */
@@ -17,7 +19,8 @@ export const MAX_ANSWER_BYTES = 64 * 1024;
 const MAX_SPANS = 1000;
 
 export interface WebhookSpan {
-  readonly block: number;
+  readonly block?: number;
+  readonly path?: string;
   readonly start: number;
   readonly end: number;
   readonly kind?: string;
@@ -43,10 +46,12 @@ const validateAnswer = ajv.compile<{ action: 'allow' } | { action: 'redact'; spa
           maxItems: MAX_SPANS,
           items: {
             type: 'object',
-            required: ['block', 'start', 'end'],
+            required: ['start', 'end'],
+            oneOf: [{ required: ['block'] }, { required: ['path'] }],
             additionalProperties: false,
             properties: {
               block: { type: 'integer', minimum: 0 },
+              path: { type: 'string', pattern: '^/(content|structuredContent)(/|$)', maxLength: 2048 },
               start: { type: 'integer', minimum: 0 },
               end: { type: 'integer', minimum: 0 },
               kind: { type: 'string', pattern: '^[a-z0-9_]{1,32}$' },
@@ -124,31 +129,40 @@ export async function askWebhook(
   }
 }
 
+/** Redacted values at least this long are also replaced wherever else they occur in the result. */
+const PROPAGATE_MIN = 4;
+/** Keys of a content block that are not text (base64 payloads, type tags): spans may not point there. */
+const NOT_TEXT = new Set(['type', 'mimeType', 'data', 'blob']);
+
 /**
- * The result with each span replaced by `[REDACTED:<kind>]` (kind default `webhook`); offsets are
- * widened to whole characters. The structuredContent goes too when anything was redacted: the
- * spans cannot address it and it usually repeats the text. Undefined when a span does not fit.
+ * The result with each span replaced by `[REDACTED:<kind>]` (kind default `webhook`), offsets
+ * widened to whole characters and overlaps merged. A span names its string by `block` (the text
+ * of content block n) or `path` (a JSON pointer to any string of the result, e.g.
+ * `/structuredContent/user/note`). Each redacted value of PROPAGATE_MIN characters or more is
+ * then replaced wherever else it occurs in the result's strings (a JSON result's text and its
+ * structuredContent carry the same values). Undefined when a span does not fit.
  */
 export function applySpans(
   result: ToolResult,
   spans: readonly WebhookSpan[],
 ): { result: ToolResult; located: { path: string; start: number; end: number }[] } | undefined {
   if (spans.length === 0) return { result, located: [] };
-  const byBlock = new Map<number, WebhookSpan[]>();
+  const byPath = new Map<string, WebhookSpan[]>();
   for (const s of spans) {
-    const block = result.content[s.block];
-    if (!block || block.type !== 'text' || typeof block['text'] !== 'string' || s.start >= s.end) return undefined;
-    const list = byBlock.get(s.block);
+    const path = s.path ?? (s.block !== undefined ? `/content/${s.block}/text` : undefined);
+    if (path === undefined || (s.path !== undefined && s.block !== undefined) || s.start >= s.end) return undefined;
+    const list = byPath.get(path);
     if (list) list.push(s);
-    else byBlock.set(s.block, [s]);
+    else byPath.set(path, [s]);
   }
+  const copy = structuredClone({ content: result.content, structuredContent: result.structuredContent }) as { content: unknown[]; structuredContent?: unknown };
   const located: { path: string; start: number; end: number }[] = [];
-  const content = [...result.content];
-  for (const [i, list] of byBlock) {
-    const block = content[i]!;
-    const buf = Buffer.from(block['text'] as string, 'utf8');
+  const removed = new Map<string, string>();
+  for (const [path, list] of byPath) {
+    const target = resolve(copy, path);
+    if (!target) return undefined;
+    const buf = Buffer.from(target.get(), 'utf8');
     if (list.some((s) => s.end > buf.length)) return undefined;
-    // Whole characters, then overlapping spans merged into one placeholder (the first one's kind).
     const ranges = list
       .map((s) => {
         let start = s.start;
@@ -164,15 +178,51 @@ export function applySpans(
       if (last && r.start <= last.end) last.end = Math.max(last.end, r.end);
       else merged.push({ ...r });
     }
-    for (const r of ranges) located.push({ path: `/content/${i}/text`, start: r.from.start, end: r.from.end });
+    for (const r of ranges) located.push({ path, start: r.from.start, end: r.from.end });
     const parts: Buffer[] = [];
     let pos = 0;
     for (const r of merged) {
-      parts.push(buf.subarray(pos, r.start), Buffer.from(`[REDACTED:${r.kind ?? 'webhook'}]`));
+      const placeholder = `[REDACTED:${r.kind ?? 'webhook'}]`;
+      const value = buf.subarray(r.start, r.end).toString('utf8');
+      if (value.length >= PROPAGATE_MIN) removed.set(value, placeholder);
+      parts.push(buf.subarray(pos, r.start), Buffer.from(placeholder));
       pos = r.end;
     }
     parts.push(buf.subarray(pos));
-    content[i] = { ...block, text: Buffer.concat(parts).toString('utf8') };
+    target.set(Buffer.concat(parts).toString('utf8'));
   }
-  return { result: { content, isError: result.isError }, located };
+  // Longest first, so a value that contains another is replaced whole.
+  const values = [...removed.entries()].sort((a, b) => b[0].length - a[0].length);
+  const everywhere = (t: string) => values.reduce((acc, [v, placeholder]) => (acc.includes(v) ? acc.split(v).join(placeholder) : acc), t);
+  const content = copy.content.map((b) => replaceStrings(b, everywhere, true)) as ToolResult['content'];
+  const out: ToolResult = { content, isError: result.isError };
+  if (copy.structuredContent !== undefined) out.structuredContent = replaceStrings(copy.structuredContent, everywhere, false) as Record<string, unknown>;
+  return { result: out, located };
+}
+
+/** A string inside the (copied) result at a JSON pointer, readable and writable; undefined when there is none or it is not text. */
+function resolve(root: { content: unknown[]; structuredContent?: unknown }, pointer: string): { get(): string; set(v: string): void } | undefined {
+  const segs = pointerSegments(pointer);
+  if (segs[0] !== 'content' && segs[0] !== 'structuredContent') return undefined;
+  let parent: unknown = root;
+  for (let i = 0; i < segs.length - 1; i++) {
+    const seg = segs[i]!;
+    if (parent === null || typeof parent !== 'object' || !Object.hasOwn(parent, seg)) return undefined;
+    parent = (parent as Record<string, unknown>)[seg];
+  }
+  const key = segs.at(-1)!;
+  if (parent === null || typeof parent !== 'object' || !Object.hasOwn(parent, key)) return undefined;
+  const holder = parent as Record<string, unknown>;
+  if (typeof holder[key] !== 'string') return undefined;
+  if (segs[0] === 'content' && segs.length <= 4 && NOT_TEXT.has(key)) return undefined; // a block's (or its resource's) base64 or type
+  return { get: () => holder[key] as string, set: (v) => (holder[key] = v) };
+}
+
+function replaceStrings(v: unknown, f: (s: string) => string, inBlock: boolean): unknown {
+  if (typeof v === 'string') return f(v);
+  if (Array.isArray(v)) return v.map((x) => replaceStrings(x, f, false));
+  if (v === null || typeof v !== 'object') return v;
+  const out: Record<string, unknown> = {};
+  for (const [k, x] of Object.entries(v)) out[k] = inBlock && NOT_TEXT.has(k) ? x : replaceStrings(x, f, inBlock && k === 'resource');
+  return out;
 }
