@@ -58,6 +58,13 @@ describe('the webhook result guard', () => {
       }
       if (path === '/big') return json(res, 200, { action: 'allow', pad: 'x'.repeat(100 * 1024) });
       if (path === '/badspans') return json(res, 200, { action: 'redact', spans: [{ block: 0, start: 0, end: 10_000 }] });
+      if (path === '/trickle') {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.write('{"action":');
+        const t = setInterval(() => res.write(' '), 50);
+        return void res.on('close', () => clearInterval(t));
+      }
+      if (path === '/manyspans') return json(res, 200, { action: 'redact', spans: Array.from({ length: 1001 }, () => ({ block: 0, start: 0, end: 1 })) });
       if (path === '/slow') return void setTimeout(() => json(res, 200, { action: 'allow' }), 3000);
       json(res, 404, {});
     });
@@ -73,6 +80,8 @@ describe('the webhook result guard', () => {
         'redact-json.yaml': tool('wh.redactjson', '/redact', { json: true }),
         'redact-path.yaml': tool('wh.redactpath', '/redactpath', { json: true }),
         'blob-path.yaml': tool('wh.blobpath', '/blobpath'),
+        'trickle.yaml': tool('wh.trickle', '/trickle'),
+        'many.yaml': tool('wh.manyspans', '/manyspans'),
         'refuse.yaml': tool('wh.refuse', '/refuse'),
         'hang.yaml': tool('wh.hang', '/hang'),
         'hang-open.yaml': tool('wh.hangopen', '/hang', { failOpen: true }),
@@ -169,6 +178,8 @@ describe('the webhook result guard', () => {
     ['wh.big', /over 65536 bytes/],
     ['wh.badspans', /spans do not fit/],
     ['wh.blobpath', /spans do not fit/],
+    ['wh.trickle', /no answer within 400 ms/],
+    ['wh.manyspans', /not one of allow, redact or refuse/],
   ])('%s is a failure: refused (failOpen false), never a 500, audited', async (tool, reason) => {
     const allowsBefore = hook.seen.filter((s) => s.url === '/allow').length;
     const { status, body } = await call(tool);
