@@ -21,6 +21,7 @@ const benches = [
   { name: 'Against the peers: MCP proxies fronting server-everything', args: ['bench/peers.mjs'] },
   { name: 'SQL guard: the cost of one readOnlySql check', args: ['bench/sql-guard.mjs'] },
   { name: 'Identity: a JWT-authenticated call against an API-key call', args: ['bench/oidc-auth.mjs'] },
+  { name: 'Result guards: CPU per KB of result', args: ['bench/result-guards.mjs'] },
 ].filter((b) => only.length === 0 || only.some((o) => b.args.join(' ').includes(o)));
 
 const machine = `${cpus()[0]?.model ?? 'unknown CPU'}, ${cpus().length} cores, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}`;

@@ -110,6 +110,14 @@ export function summaryRows(blocks) {
     add('oidc-auth', 'gateway CPU per call, JWT (cached) − API key, HTTP', `${o.http.diffUs >= 0 ? '+' : ''}${f(o.http.diffUs, 1)} µs (${f(o.http.jwt.cpuUs, 0)} vs ${f(o.http.key.cpuUs, 0)} µs)`, `≤ ${o.targetUs} µs`, o.met.http);
     add('oidc-auth', 'Authenticator CPU per call, JWT (cached) − API key, in process', `${o.inProcess.diffUs >= 0 ? '+' : ''}${f(o.inProcess.diffUs)} µs`, `≤ ${o.targetUs} µs`, o.met.inProcess);
   }
+  const rg = blocks['result-guards']?.data;
+  if (rg) {
+    for (const size of ['1 KB', '64 KB']) {
+      const us = rg.defaults[size];
+      add('result-guards', `result guards at the defaults (secrets + invisible), CPU per KB, ${size} strings`, `${f(us)} µs`, `< ${rg.targetUs} µs`, us < rg.targetUs);
+    }
+    add('result-guards', 'result guards, everything on, CPU per KB, 64 KB strings', `${f(rg.everything['64 KB'])} µs (${f(rg.everything['64 KB'] / rg.defaults['64 KB'], 1)}× the defaults)`);
+  }
   return rows;
 }
 

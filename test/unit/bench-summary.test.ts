@@ -91,3 +91,14 @@ describe('the benchmarks summary table', () => {
     expect(lines.some((l) => l.includes('toolgate-floor'))).toBe(false);
   });
 });
+
+describe('the result-guards rows of the summary', () => {
+  it('says met or missed against 20 µs per KB at the defaults, and reports everything on as a ratio', () => {
+    const data = { bench: 'result-guards', targetUs: 20, defaults: { '1 KB': 18.2, '64 KB': 21.5 }, everything: { '64 KB': 86 }, met: false };
+    const doc = `<!-- bench:result-guards -->\nMeasured 2026-12-02 06:21 UTC on a machine.\n\n<!-- ${JSON.stringify(data)} -->\n<!-- /bench:result-guards -->`;
+    const lines = (summaryTable(doc) as string).split('\n');
+    expect(lines.find((r) => r.includes('defaults') && r.includes('1 KB'))).toContain('| 18.20 µs | < 20 µs | met |');
+    expect(lines.find((r) => r.includes('defaults') && r.includes('64 KB'))).toContain('| 21.50 µs | < 20 µs | **missed** |');
+    expect(lines.find((r) => r.includes('everything on'))).toContain('86.00 µs (4.0× the defaults)');
+  });
+});

@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { SecretSet } from '../../src/audit/secrets.js';
-import { scanSecrets, SECRET_PLACEHOLDER } from '../../src/guards/result/secrets.js';
+import { readFileSync } from 'node:fs';
+import { findSecrets, scanSecrets, SECRET_PLACEHOLDER, SHAPES } from '../../src/guards/result/secrets.js';
+import { resolveOverlaps, type Hit } from '../../src/guards/result/text.js';
 
 const none = { secrets: new Set<string>() };
 const redact = (text: string, ctx = none) => scanSecrets(text, ctx, 'redact');
@@ -100,6 +102,28 @@ describe('secrets guard: credential shapes', () => {
     expect(f?.count).toBe(21);
     expect(f?.offsets).toHaveLength(16);
     expect(f?.offsets[0]).toEqual([3, 23]); // "é " is 3 bytes
+  });
+
+  it('the one-pass scan finds exactly what each shape finds alone (on the whole corpus)', () => {
+    const corpus = JSON.parse(readFileSync(new URL('../fixtures/result-guards/corpus.json', import.meta.url), 'utf8')) as { samples: { text: string }[] };
+    const texts = [...corpus.samples.map((x) => x.text), ...Object.values(FAKE).map((v) => `x ${v} y`), `aws_secret_access_key = ${AWS_SECRET}`, `Bearer ${JWT}`];
+    let found = 0;
+    for (const text of texts) {
+      const alone: Hit[] = [];
+      for (const shape of SHAPES) {
+        const re = new RegExp(shape.re.source, 'g');
+        for (let m = re.exec(text); m !== null; m = re.exec(text)) {
+          const value = m[shape.group ?? 0] ?? '';
+          const start = m.index + (shape.group === undefined ? 0 : m[0].lastIndexOf(value));
+          if (!shape.check || shape.check(value, text, start)) alone.push({ start, end: start + value.length, kind: 'secret' });
+        }
+      }
+      const expected = resolveOverlaps(alone).map((h) => [h.start, h.end]);
+      const got = findSecrets(text, none).filter((h) => !text.slice(h.start, h.end).startsWith('-----BEGIN')).map((h) => [h.start, h.end]);
+      expect(got, text.slice(0, 60)).toEqual(expected);
+      found += got.length;
+    }
+    expect(found).toBeGreaterThan(30);
   });
 
   it('returns on hostile input: long runs after each prefix', () => {

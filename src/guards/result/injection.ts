@@ -63,11 +63,7 @@ const MARKUP: readonly RegExp[] = [
   /(?:^|\n)[ \t]{0,8}(?:Human|Assistant)[ \t]{0,3}:[ \t]{0,3}\S/g,
 ];
 
-/** Cheap pre-test: no pattern can match without one of these. */
-const ANY = /ignore|disregard|forget|override|bypass|skip|drop|abandon|follow|obey|listen|you|instruction|pretend|imagine|act|behave|respond|reveal|print|show|output|repeat|leak|tell|without|AI|LLM|model|assistant|chatbot|GPT|Claude|Copilot|Bing|send|forward|email|post|upload|exfiltrate|transmit|mode|stop|cease|instead|call|invoke|execute|agent|role|human|system|INST|SYS|<|[\u4e00-\u9fff]/i;
-
 export function findInjection(text: string): Hit[] {
-  if (!ANY.test(text)) return [];
   const hits: Hit[] = [];
   const each = (re: RegExp, check?: (s: string) => boolean, trimNewline = false): void => {
     re.lastIndex = 0;

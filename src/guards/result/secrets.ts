@@ -44,11 +44,14 @@ function basicCredentials(value: string): boolean {
   return /^[\x20-\x7e]{1,200}:[\x20-\x7e]{1,200}$/.test(text);
 }
 
+const NAMES = ['password', 'passwd', 'pwd', 'secret', 'client_secret', 'clientSecret', 'api_key', 'apikey', 'apiKey', 'access_token', 'accessToken', 'auth_token', 'authToken', 'private_key', 'privateKey'];
+const ASSIGNED_NAMES = [...new Set(NAMES.flatMap((n) => [n, n[0]!.toUpperCase() + n.slice(1), n.toUpperCase()]))].sort((a, b) => b.length - a.length).join('|');
+
 export const SHAPES: readonly Shape[] = [
   { name: 'aws-access-key-id', re: /\b(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}\b/g },
   {
     name: 'aws-secret-access-key',
-    re: /(?:aws_?secret_?(?:access_?)?key|secret_?access_?key)["']?[ \t]{0,5}[:=][ \t]{0,5}["']?([A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])/gi,
+    re: /(?:aws_secret_access_key|AWS_SECRET_ACCESS_KEY|aws_secret_key|AWS_SECRET_KEY|secret_access_key|SECRET_ACCESS_KEY|SecretAccessKey|secretAccessKey|AwsSecretKey|awsSecretKey)["']?[ \t]{0,5}[:=][ \t]{0,5}["']?([A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])/g,
     group: 1,
     check: (s) => hasDigit.test(s) || s.includes('/') || s.includes('+'),
   },
@@ -83,12 +86,37 @@ export const SHAPES: readonly Shape[] = [
   },
   {
     // `password = "…"`, `"client_secret": "…"`: only values that look random, never placeholders.
+    // Case-sensitive, in the three cases names are written in (an ignore-case alternation is slower).
     name: 'assigned-secret',
-    re: /\b(?:password|passwd|pwd|secret|client_?secret|api_?key|apikey|access_?token|auth_?token|private_?key)["']?[ \t]{0,3}[:=][ \t]{0,3}["']?([^\s"'`&,;<>]{10,200})/gi,
+    re: new RegExp(String.raw`\b(?:${ASSIGNED_NAMES})["']?[ \t]{0,3}[:=][ \t]{0,3}["']?([^\s"'\`&,;<>]{10,200})`, 'g'),
     group: 1,
     check: (s) => hasDigit.test(s) && /[A-Za-z]/.test(s) && !PLACEHOLDER.test(s) && !s.includes('(') && !s.startsWith('-----BEGIN'),
   },
 ];
+
+/** `source` with its capturing groups made non-capturing (escapes and character classes left alone). */
+function nonCapturing(source: string): string {
+  let out = '';
+  let inClass = false;
+  for (let i = 0; i < source.length; i++) {
+    const c = source[i];
+    if (c === '\\') {
+      out += c + (source[i + 1] ?? '');
+      i++;
+    } else if (inClass) {
+      if (c === ']') inClass = false;
+      out += c;
+    } else if (c === '[') {
+      inClass = true;
+      out += c;
+    } else if (c === '(' && source[i + 1] !== '?') out += '(?:';
+    else out += c;
+  }
+  return out;
+}
+
+const ONE_PASS = new RegExp(SHAPES.map((s) => `(${nonCapturing(s.re.source)})`).join('|'), 'g');
+const ANCHORED = SHAPES.map((s) => new RegExp(s.re.source, 'y'));
 
 const PEM_BEGIN = /-----BEGIN ([A-Z0-9 ]{0,40}?)PRIVATE KEY( BLOCK)?-----/g;
 
@@ -114,16 +142,24 @@ export function findSecrets(text: string, ctx: ScanContext): Hit[] {
   const own = secretMatcher(ctx.secrets);
   if (!own.empty) for (const [start, end] of own.ranges(text)) hits.push({ start, end, kind: 'secret' });
   {
-    // No pre-test: each shape starts with a literal the engine scans for, cheaper than one alternation of them all.
-    for (const shape of SHAPES) {
-      const re = shape.re;
-      re.lastIndex = 0;
-      for (let m = re.exec(text); m !== null; m = re.exec(text)) {
-        const value = m[shape.group ?? 0] ?? '';
-        const start = m.index + (shape.group === undefined ? 0 : m[0].lastIndexOf(value));
-        if (shape.check && !shape.check(value, text, start)) continue;
-        hits.push({ start, end: start + value.length, kind: 'secret' });
+    // One pass of one alternation finds every candidate (what it matched says which shape); the
+    // shape's own expression, anchored there, gives the secret's part. One scan instead of one per
+    // shape: the engine tests each position against the alternatives' first characters at once.
+    ONE_PASS.lastIndex = 0;
+    for (let m = ONE_PASS.exec(text); m !== null; m = ONE_PASS.exec(text)) {
+      const i = m.findIndex((g, k) => k > 0 && g !== undefined) - 1;
+      const shape = SHAPES[i];
+      const anchored = ANCHORED[i];
+      if (shape === undefined || anchored === undefined) continue;
+      anchored.lastIndex = m.index;
+      const a = anchored.exec(text);
+      const value = a?.[shape.group ?? 0] ?? '';
+      const start = m.index + (shape.group === undefined ? 0 : (a?.[0] ?? '').lastIndexOf(value));
+      if (a === null || (shape.check && !shape.check(value, text, start))) {
+        ONE_PASS.lastIndex = m.index + 1; // another shape may start here or inside
+        continue;
       }
+      hits.push({ start, end: start + value.length, kind: 'secret' });
     }
     pemBlocks(text, hits);
   }
