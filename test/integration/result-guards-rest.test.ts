@@ -1,3 +1,5 @@
+import { rmSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { httpTool, startGateway, type TestGateway } from '../helpers/app.js';
@@ -246,5 +248,13 @@ describe('result guards through REST', () => {
     expect(other.status).toBe(502);
     expect(other.body.error?.code).toBe('RESULT_REFUSED');
     expect(other.body.error?.details[0]).toMatchObject({ kinds: ['blocks'] });
+  });
+
+  it("a tool removed by a reload takes its findings series with it (label sets track the registry)", async () => {
+    const series = async () => (await metrics()).filter((m) => m.name === 'toolgate_result_findings_total' && m.labels['tool'] === 'rg.plain');
+    expect((await series()).length).toBeGreaterThan(0);
+    rmSync(join(gw.toolsDir, 'plain.yaml'));
+    await gw.app.gw.reload();
+    await expect.poll(async () => (await series()).length).toBe(0);
   });
 });
