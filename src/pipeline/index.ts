@@ -161,6 +161,8 @@ export class CallPipeline {
   private readonly idempotency: Idempotency<CallOutcome>;
   private readonly cache: ResultCache;
 
+  private readonly onGuardError = (e: unknown) => this.deps.onWarning?.('a result guard failed on a result; the result was withheld (RESULT_REFUSED)', e);
+
   constructor(private readonly deps: PipelineDeps) {
     this.cache = new ResultCache(deps.state, { ...(deps.now ? { now: deps.now } : {}), ...(deps.onWarning ? { onWarning: deps.onWarning } : {}) });
     this.idempotency = new Idempotency(deps.state, deps.limits.idempotencyTtlSeconds * 1000);
@@ -313,7 +315,7 @@ export class CallPipeline {
     this.bulkhead.acquire(tool);
     const deadline = Date.now() + tool.timeoutMs; // the webhook guard gets what is left of it
     const guard = (result: ToolResult) =>
-      guardResult(tool.resultGuards, result, { tool: tool.name, callId: call.callId, secrets: this.deps.secrets, deadline, signal: req.signal }, call.findings);
+      guardResult(tool.resultGuards, result, { tool: tool.name, callId: call.callId, secrets: this.deps.secrets, deadline, signal: req.signal, onGuardError: this.onGuardError }, call.findings);
     try {
       const run = await execute(
         tool,

@@ -30,8 +30,10 @@ describe('merging result guards by kind', () => {
 describe('the result-guard stage', () => {
   it('a guard that throws fails closed with RESULT_REFUSED, not an internal error', async () => {
     const g = { ...compileResultGuards([{ secrets: 'redact' }]), text: [{ name: 'secrets' as const, scan: () => { throw new RangeError('boom'); } }], empty: false };
-    const err = await guardResult(g, text('x'), ctx, []).catch((e: unknown) => e);
+    const told: unknown[] = [];
+    const err = await guardResult(g, text('x'), { ...ctx, onGuardError: (e) => told.push(e) }, []).catch((e: unknown) => e);
     expect(isGatewayError(err) && err.code).toBe('RESULT_REFUSED');
+    expect(told).toEqual([expect.any(RangeError)]);
   });
 
   it('does not read base64 payloads or type tags as text, and reads resource text and nested strings', async () => {

@@ -30,6 +30,8 @@ export interface StageContext {
   /** Epoch ms by which the call must end: the webhook gets what is left (at most its timeoutMs). */
   readonly deadline: number;
   readonly signal?: AbortSignal | undefined;
+  /** Told when a guard itself fails (a bug, not input): the result is withheld, the operator should know. */
+  readonly onGuardError?: ((err: unknown) => void) | undefined;
 }
 
 /** Keys whose strings a model does not read as text: base64 payloads (image, audio, blob) and type tags. */
@@ -68,6 +70,7 @@ export async function guardResult(g: CompiledResultGuards, result: ToolResult, c
   } catch (e) {
     if (e instanceof Refused) throw refusal(found.list, ctx);
     // A guard that breaks on a result fails closed: an unchecked result is not shown.
+    ctx.onGuardError?.(e);
     throw new GatewayError('RESULT_REFUSED', `a result guard of '${ctx.tool}' failed on its result (${e instanceof Error ? e.name : 'error'}); the upstream did run`, {
       modelMessage: 'The tool ran, but the gateway withheld its result because it could not be checked. Do not call the tool again with the same arguments; tell the user.',
       details: [{ message: 'the upstream ran; its result was withheld', upstreamRan: true, kinds: [] }],
