@@ -26,7 +26,11 @@ export const ResultGuardSchema = Type.Union([
   Obj(
     {
       links: Obj({
-        allowHosts: Type.Optional(Type.Array(Type.String({ minLength: 1 }), { description: 'host globs whose links and images pass ("*.example.com")' })),
+        allowHosts: Type.Optional(
+          Type.Array(Type.String({ minLength: 1, maxLength: 253, pattern: '^(\\*|(\\*\\.)?[^\\s/:*?#@\\[\\]\\\\]+)$' }), {
+            description: 'host globs whose links and images pass ("example.com", "*.example.com", "*"); a host, not a URL: no scheme, port or path',
+          }),
+        ),
         action: Lit(['defang', 'flag', 'refuse', 'off']),
       }),
     },

@@ -250,6 +250,14 @@ describe('result guards through REST', () => {
     expect(other.body.error?.details[0]).toMatchObject({ kinds: ['blocks'] });
   });
 
+  it('a links allow-list entry that is a URL, not a host, is a problem of its file (the tool is not loaded)', async () => {
+    gw.writeTool('badhosts.yaml', httpTool('rg.badhosts', `${up.url}/text`, { resultGuards: [{ links: { allowHosts: ['docs.example.com', 'https://x.example.com/'], action: 'defang' } }] }));
+    const result = await gw.app.gw.reload();
+    expect(result.errors).toEqual(expect.arrayContaining([expect.objectContaining({ file: expect.stringMatching(/badhosts\.yaml$/), path: '/resultGuards/0/links/allowHosts/1' })]));
+    expect(gw.app.gw.registry.get('rg.badhosts')).toBeUndefined();
+    rmSync(join(gw.toolsDir, 'badhosts.yaml'));
+  });
+
   it("a tool removed by a reload takes its findings series with it (label sets track the registry)", async () => {
     const series = async () => (await metrics()).filter((m) => m.name === 'toolgate_result_findings_total' && m.labels['tool'] === 'rg.plain');
     expect((await series()).length).toBeGreaterThan(0);
