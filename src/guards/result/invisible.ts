@@ -8,10 +8,12 @@ export type InvisibleAction = 'strip' | 'flag' | 'refuse';
  * "ASCII smuggling"), zero-width space, non-joiner and joiner (U+200B–U+200D), word joiner and the
  * invisible operators (U+2060–U+2064), the byte-order mark anywhere but at the start (U+FEFF), and
  * the bidi embeddings, overrides and isolates (U+202A–U+202E, U+2066–U+2069, "Trojan Source").
- * A run of them is one span. One character class: linear in the text.
+ * A run of them is one span. Also runs of two or more variation selectors (U+FE00–FE0F,
+ * U+E0100–E01EF): text never has two in a row, while "emoji smuggling" hides one byte in each.
+ * Character classes only: linear in the text.
  */
-const INVISIBLE = /(?:[\u200B-\u200D\u2060-\u2064\u202A-\u202E\u2066-\u2069\uFEFF]|\uDB40[\uDC00-\uDC7F])+/g;
-const ANY = /[\u200B-\u200D\u2060-\u2064\u202A-\u202E\u2066-\u2069\uFEFF\uDB40]/;
+const INVISIBLE = /(?:[\u200B-\u200D\u2060-\u2064\u202A-\u202E\u2066-\u2069\uFEFF]|\uDB40[\uDC00-\uDC7F])+|(?:[\uFE00-\uFE0F]|\uDB40[\uDD00-\uDDEF]){2,}/g;
+const ANY = /[\u200B-\u200D\u2060-\u2064\u202A-\u202E\u2066-\u2069\uFEFF\uDB40]|[\uFE00-\uFE0F]{2}/;
 const PICTOGRAPHIC = /\p{Extended_Pictographic}/u;
 /** A lone ZWJ between two pictographs (👨‍👩‍👧) is part of an emoji, not hidden text. */
 function emojiJoiner(text: string, start: number, end: number): boolean {

@@ -66,6 +66,14 @@ function decoded(raw: string): string {
   });
 }
 
+const matchers = new WeakMap<LinksOptions, (host: string) => boolean>();
+/** The host test of a guard's options, built once per options object. */
+function matcherOf(opts: LinksOptions): (host: string) => boolean {
+  let m = matchers.get(opts);
+  if (m === undefined) matchers.set(opts, (m = hostMatcher(opts.allowHosts ?? [])));
+  return m;
+}
+
 type Verdict = { readonly ok: true } | { readonly ok: false; readonly host: string; readonly defanged: string };
 
 /** Whether `raw` may stay, and if not its host (for the placeholder) and defanged text. */
@@ -94,7 +102,7 @@ const imageText = (host: string): string => `[image removed: ${host}]`;
 
 export function findLinks(text: string, opts: LinksOptions, depth = 0): Hit[] {
   if (!text.includes(':') && !text.includes('/')) return [];
-  const allowed = hostMatcher(opts.allowHosts ?? []);
+  const allowed = matcherOf(opts);
   const hits: Hit[] = [];
   const add = (start: number, end: number, replacement: string): void => {
     hits.push({ start, end, kind: 'link', replacement });
