@@ -12,6 +12,8 @@ import type { FileProblem } from '../util/source.js';
 import { describeError } from './errors.js';
 import { importedToolName, importServerTools, localToolName, type ImportResult } from './import.js';
 import { PinBook, type PinChange } from './pins.js';
+import { auditFindings } from './hold-view.js';
+import { findingKinds } from '../tools/definition-findings.js';
 import type { McpPool } from './pool.js';
 
 export interface McpCatalogDeps {
@@ -217,13 +219,20 @@ export class McpCatalog {
     }
   }
 
-  /** Every changed definition is audited with both hashes, held or (trusted server) accepted. */
+  /**
+   * Every changed definition is audited with both hashes, held or (trusted server) accepted; a
+   * definition held for its findings (tool poisoning) is audited with them (kinds, where, offsets).
+   */
   private record(s: ServerState, changes: readonly PinChange[]): void {
     const server = s.entry.spec.name;
     for (const c of changes) {
       const tool = importedToolName(s.entry.spec, localToolName(c.tool));
-      this.deps.audit.write(auditRecord({ event: 'reload', action: 'tool-changed', tool, server, mcpTool: c.tool, oldHash: c.oldHash, newHash: c.newHash, status: c.status }));
-      this.deps.log?.warn({ tool, oldHash: c.oldHash, newHash: c.newHash, status: c.status }, `MCP tool definition changed: ${c.status}`);
+      const { oldHash, newHash, status, reason } = c;
+      const action = c.oldHash === null ? 'tool-poisoned' : 'tool-changed';
+      const findings = auditFindings(c.findings);
+      this.deps.audit.write(auditRecord({ event: 'reload', action, tool, server, mcpTool: c.tool, oldHash, newHash, status, reason, ...(findings.length > 0 ? { findings } : {}) }));
+      const what = reason === 'poisoned' ? `MCP tool definition has ${findingKinds(c.findings).join(' and ')} findings` : 'MCP tool definition changed';
+      this.deps.log?.warn({ tool, oldHash, newHash, status, ...(findings.length > 0 ? { findings } : {}) }, `${what}: ${status}`);
     }
   }
 
