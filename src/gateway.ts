@@ -186,6 +186,7 @@ export class Gateway extends EventEmitter<{ reload: [ReloadResult] }> {
         this.metrics.callEnded(e);
         opts.onCallEnd?.(e);
       },
+      onResultFindings: (tool, findings) => this.metrics.resultFindings(tool, findings),
     });
     this.metrics.feed({
       registry: () => ({ tools: this.registry.size, generation: this.registry.generation }),

@@ -129,6 +129,7 @@ export function importServerTools(entry: McpServerEntry, listed: readonly Listed
       file: entry.file,
       fileHash: sha256Hex(`${entry.hash}\u0000${hash}\u0000${held?.newHash ?? ''}`),
       defaults: ctx.defaults,
+      fileResultGuards: spec.resultGuards,
       ajv: ctx.ajv,
       lineOf: (path) => (inOverride(path) ? entry.lineOf(at + path) : undefined),
     });

@@ -51,6 +51,12 @@ export function defineMetrics(register: Registry, sources: () => MetricSources) 
       buckets: CALL_BUCKETS,
       registers,
     }),
+    resultFindings: new Counter({
+      name: 'toolgate_result_findings_total',
+      help: 'What result guards found in tool results, by tool, kind (secret, email, injection, invisible, link, blocks, webhook…) and action taken (redact, strip, defang, truncate, flag, refuse)',
+      labelNames: ['tool', 'kind', 'action'] as const,
+      registers,
+    }),
     breakerState: new Gauge({
       name: 'toolgate_breaker_state',
       help: 'Breaker state per backend: 0 closed, 1 half-open, 2 open, 3 disabled (credentials refused)',

@@ -3,6 +3,7 @@ import { ERROR_CATALOGUE } from '../errors.js';
 import type { BackendState } from '../resilience/health.js';
 import { defineMetrics, type MetricSet, type MetricSources } from './definitions.js';
 import { processMetrics } from './process.js';
+import type { FindingAction, FindingKind } from '../guards/result/types.js';
 
 export { BREAKER_VALUE, CALL_BUCKETS, type MetricSources } from './definitions.js';
 
@@ -14,6 +15,9 @@ export interface CallEnd {
   errorCode?: string;
   seconds: number;
 }
+
+const FINDING_KINDS: ReadonlySet<string> = new Set<FindingKind>(['secret', 'email', 'phone', 'card', 'iban', 'cn_id', 'injection', 'invisible', 'link', 'blocks', 'webhook']);
+const FINDING_ACTIONS: ReadonlySet<string> = new Set<FindingAction>(['redact', 'flag', 'refuse', 'strip', 'defang', 'truncate']);
 
 const nothing: MetricSources = {
   registry: () => ({ tools: 0, generation: 0 }),
@@ -60,6 +64,17 @@ export class GatewayMetrics {
     if (e.outcome === 'error') {
       const code = e.errorCode !== undefined && e.errorCode in ERROR_CATALOGUE ? e.errorCode : 'INTERNAL';
       this.m.callErrors.inc({ tool: e.tool, code });
+    }
+  }
+
+  /**
+   * A call's result-guard findings (counted by matches). Tools come from the registry and kinds
+   * and actions from fixed sets (guards/result/types.ts), so label sets stay bounded.
+   */
+  resultFindings(tool: string, findings: readonly { kind: string; action: string; count: number }[]): void {
+    for (const f of findings) {
+      if (!FINDING_KINDS.has(f.kind) || !FINDING_ACTIONS.has(f.action)) continue;
+      this.m.resultFindings.inc({ tool, kind: f.kind, action: f.action }, f.count);
     }
   }
 
@@ -116,8 +131,8 @@ export class GatewayMetrics {
   }
 
   private async forget(tools: ReadonlySet<string>): Promise<void> {
-    const { calls, callErrors, callDuration, breakerTransitions } = this.m;
-    await Promise.all([dropTools(calls, tools), dropTools(callErrors, tools), dropTools(callDuration, tools), dropTools(breakerTransitions, tools)]);
+    const { calls, callErrors, callDuration, breakerTransitions, resultFindings } = this.m;
+    await Promise.all([dropTools(calls, tools), dropTools(callErrors, tools), dropTools(callDuration, tools), dropTools(breakerTransitions, tools), dropTools(resultFindings, tools)]);
   }
 }
 

@@ -25,6 +25,8 @@ export interface PolicyTrail {
   replayed?: boolean;
   /** Answered from the result cache: no upstream call. */
   cached?: boolean;
+  /** Result-guard findings whose action is `flag`: the result is shown, and the client is told (SPEC §6). */
+  findings?: { kind: string; action: string; count: number; note?: string }[];
 }
 
 export function newTrail(): PolicyTrail {

@@ -23,6 +23,7 @@ import { resolveTool } from './resolve.js';
 import { validateArguments } from './validate.js';
 import { reportCall, scrubError } from './report.js';
 import { applyGuards } from '../guards/index.js';
+import { guardResult, type ResultFinding } from '../guards/result/stage.js';
 import { needsConfirmation } from '../confirm/rule.js';
 import type { Context } from '@opentelemetry/api';
 import type { Tracing } from '../tracing/index.js';
@@ -30,6 +31,9 @@ import type { BackgroundCalls } from '../calls/background.js';
 import type { ResultPages } from '../calls/result-pages.js';
 
 type CallSpan = ReturnType<Tracing['startCall']>;
+
+/** Cached results are guarded ones: their key carries the guards in force, so a reload that changes them starts afresh. */
+const cacheName = (tool: CompiledTool) => `${tool.name}#${tool.resultGuards.fingerprint}`;
 
 const EMPTY_HEADERS: Readonly<Record<string, string | string[] | undefined>> = Object.freeze({});
 
@@ -98,6 +102,8 @@ interface RunState {
   backend: string | undefined;
   argsDigest: string | undefined;
   idem: { key: string; digest: string } | undefined;
+  /** What the result guards found (the audit record's `findings`), refused calls' included. */
+  readonly findings: ResultFinding[];
 }
 
 interface RunOutput {
@@ -134,6 +140,8 @@ export interface PipelineDeps {
   onWarning?: (msg: string, err?: unknown) => void;
   /** Told of every finished call (metrics). */
   onCallEnd?: (e: { tool: string; backend: string; outcome: 'ok' | 'error' | 'fallback'; errorCode?: string; seconds: number }) => void;
+  /** Told of a call's result-guard findings (the findings metric). */
+  onResultFindings?: (tool: string, findings: readonly ResultFinding[]) => void;
   /** Runs long-running calls in the background (absent: every call answers synchronously). */
   background?: BackgroundCalls;
   /** Keeps large results' full text for paging. */
@@ -162,7 +170,7 @@ export class CallPipeline {
     const started = performance.now();
     const callId = req.approval?.callId ?? newId('c');
     const span = this.deps.tracing?.startCall(req, callId);
-    const run: RunState = { started, callId, trail: newTrail(), tool: undefined, backend: undefined, argsDigest: undefined, idem: undefined, span };
+    const run: RunState = { started, callId, trail: newTrail(), tool: undefined, backend: undefined, argsDigest: undefined, idem: undefined, span, findings: [] };
     const caller = callerKey(req.caller); // rate limits, loop guard: per issuer and id
     const owner = sessionKey(req.caller); // idempotency: a stored answer is a person's (also under claims.id: client_id)
     let inBackground = false;
@@ -239,7 +247,9 @@ export class CallPipeline {
   private async finish(tool: CompiledTool, args: Record<string, unknown>, req: CallRequest, run: RunState, depth: number): Promise<CallResponse> {
     const { trail, callId } = run;
     const hit = tool.cacheTtlSeconds > 0 ? await this.fromCache(tool, args, trail) : undefined;
-    const out = hit ?? (await this.run(tool, args, run.span ? { ...req, traceContext: run.span.context } : req, trail, depth));
+    const out = hit ?? (await this.run(tool, args, run.span ? { ...req, traceContext: run.span.context } : req, trail, depth, run));
+    const flagged = run.findings.filter((f) => f.action === 'flag');
+    if (flagged.length > 0) trail.findings = flagged.map((f) => ({ kind: f.kind, action: f.action, count: f.count, ...(f.note !== undefined ? { note: f.note } : {}) }));
     run.backend = out.usedBackend;
     const more = out.full ? await this.keepFull(tool, req, callId, out.full, out.shownBytes ?? 0) : undefined;
     const durationMs = Math.round(performance.now() - run.started);
@@ -258,7 +268,7 @@ export class CallPipeline {
     if (trail.cached) response.cached = true;
     if (more) response.more = more;
     if (run.idem) await this.idempotency.complete(sessionKey(req.caller), run.idem.key, run.idem.digest, response);
-    reportCall(this.deps, req, tool, callId, trail, { outcome: out.fallback ? 'fallback' : 'ok', backend: out.usedBackend, durationMs, responseHash: response.responseHash, argsDigest: run.argsDigest }, run.started);
+    reportCall(this.deps, req, tool, callId, trail, { outcome: out.fallback ? 'fallback' : 'ok', backend: out.usedBackend, durationMs, responseHash: response.responseHash, argsDigest: run.argsDigest, findings: run.findings }, run.started);
     return response;
   }
 
@@ -267,7 +277,7 @@ export class CallPipeline {
     if (run.idem) await this.idempotency.abandon(sessionKey(req.caller), run.idem.key).catch(() => undefined);
     const err = isGatewayError(e) ? e : new GatewayError('INTERNAL', 'the call failed inside the gateway', { cause: e });
     const durationMs = Math.round(performance.now() - run.started);
-    reportCall(this.deps, req, run.tool, run.callId, run.trail, { outcome: 'error', backend: run.backend ?? run.trail.tried.at(-1), durationMs, errorCode: err.code, argsDigest: run.argsDigest }, run.started);
+    reportCall(this.deps, req, run.tool, run.callId, run.trail, { outcome: 'error', backend: run.backend ?? run.trail.tried.at(-1), durationMs, errorCode: err.code, argsDigest: run.argsDigest, findings: run.findings }, run.started);
     run.span?.fail(err);
     return scrubError(err, this.deps.secrets);
   }
@@ -299,8 +309,11 @@ export class CallPipeline {
   }
 
   /** Bulkhead, execute, and on a backend failure the tool's fallback. */
-  private async run(tool: CompiledTool, args: Record<string, unknown>, req: CallRequest, trail: PolicyTrail, depth: number): Promise<RunOutput> {
+  private async run(tool: CompiledTool, args: Record<string, unknown>, req: CallRequest, trail: PolicyTrail, depth: number, call: Pick<RunState, 'callId' | 'findings'>): Promise<RunOutput> {
     this.bulkhead.acquire(tool);
+    const deadline = Date.now() + tool.timeoutMs; // the webhook guard gets what is left of it
+    const guard = (result: ToolResult) =>
+      guardResult(tool.resultGuards, result, { tool: tool.name, callId: call.callId, secrets: this.deps.secrets, deadline, signal: req.signal }, call.findings);
     try {
       const run = await execute(
         tool,
@@ -321,7 +334,8 @@ export class CallPipeline {
         },
         trail,
       );
-      const full = normalizeResult(tool, run.payload, { maxDepth: this.deps.limits.maxResultDepth, secrets: secretMatcher(this.deps.secrets) });
+      // Guarded before the cap, the cache, paging and the audit: none of them holds what a guard removed.
+      const full = await guard(normalizeResult(tool, run.payload, { maxDepth: this.deps.limits.maxResultDepth, secrets: secretMatcher(this.deps.secrets) }));
       const { result, shownBytes } = capResultInfo(full, tool.result.maxBytes);
       this.remember(tool, args, result);
       return { result, usedBackend: run.backend.id, fallback: undefined, ...(result !== full ? { full, shownBytes } : { shownBytes }) };
@@ -332,10 +346,11 @@ export class CallPipeline {
         const other = await this.call({ ...req, toolName: plan.tool, args, idempotencyKey: undefined }, depth + 1);
         if (other.status !== 'ok') throw e; // a gated fallback cannot answer now
         trail.fallback = { kind: 'tool', reason: e.code, tool: other.tool };
-        return { result: other.result, usedBackend: `${other.tool}/${other.backend}`, fallback: trail.fallback };
+        // The other tool's guards ran on its call; this tool's run too: the model asked this one.
+        return { result: await guard(other.result), usedBackend: `${other.tool}/${other.backend}`, fallback: trail.fallback };
       }
       if (plan.kind === 'cache') {
-        const last = await this.cache.lastGood(tool.name, args);
+        const last = await this.cache.lastGood(cacheName(tool), args);
         if (!last) throw e; // nothing good to repeat: the failure stands
         const ageSeconds = this.cache.ageSeconds(last);
         trail.fallback = { kind: 'cache', reason: e.code, ageSeconds };
@@ -351,7 +366,7 @@ export class CallPipeline {
 
   /** A fresh cached result for these arguments (for a tool that caches). */
   private async fromCache(tool: CompiledTool, args: Record<string, unknown>, trail: PolicyTrail): Promise<RunOutput | undefined> {
-    const hit = await this.cache.get(tool.name, args);
+    const hit = await this.cache.get(cacheName(tool), args);
     if (!hit) return undefined;
     trail.cached = true;
     return { result: hit.result, usedBackend: 'cache', fallback: undefined };
@@ -359,7 +374,7 @@ export class CallPipeline {
 
   /** Keeps a fresh upstream result for the cache and the cache fallback; not awaited (the store never fails a call). */
   private remember(tool: CompiledTool, args: Record<string, unknown>, result: ToolResult): void {
-    if (tool.cacheTtlSeconds > 0) void this.cache.put(tool.name, args, result, tool.cacheTtlSeconds * 1000);
-    if (tool.fallback && 'cache' in tool.fallback) void this.cache.putLastGood(tool.name, args, result);
+    if (tool.cacheTtlSeconds > 0) void this.cache.put(cacheName(tool), args, result, tool.cacheTtlSeconds * 1000);
+    if (tool.fallback && 'cache' in tool.fallback) void this.cache.putLastGood(cacheName(tool), args, result);
   }
 }

@@ -6,6 +6,7 @@ import { scrubSecrets } from '../audit/redact.js';
 import type { CompiledTool } from '../tools/types.js';
 import { digest } from '../util/hash.js';
 import type { PolicyTrail } from './execute.js';
+import type { ResultFinding } from '../guards/result/stage.js';
 import type { CallRequest, PipelineDeps } from './index.js';
 
 /** The last stage: every call, refused or run, leaves one audit record and (once resolved) one metric observation. */
@@ -19,10 +20,12 @@ export interface Finish {
   responseHash?: string;
   confirmationId?: string;
   argsDigest?: string | undefined;
+  /** What the result guards found (never the matched text). */
+  findings?: readonly ResultFinding[] | undefined;
 }
 
 export function reportCall(
-  deps: Pick<PipelineDeps, 'audit' | 'secrets' | 'onCallEnd'>,
+  deps: Pick<PipelineDeps, 'audit' | 'secrets' | 'onCallEnd' | 'onResultFindings'>,
   req: CallRequest,
   tool: CompiledTool | undefined,
   callId: string,
@@ -61,6 +64,10 @@ export function reportCall(
   const confirmationId = out.confirmationId ?? req.approval?.confirmationId;
   if (confirmationId !== undefined) record.confirmationId = confirmationId;
   if (req.approval) record.approver = req.approval.approver;
+  if (out.findings && out.findings.length > 0) {
+    record.findings = out.findings;
+    if (tool) deps.onResultFindings?.(tool.name, out.findings);
+  }
   deps.audit.write(record);
   if (tool && out.outcome !== 'pending_confirmation' && out.outcome !== 'accepted') {
     deps.onCallEnd?.({

@@ -15,6 +15,8 @@ import { compileValidator } from './lazy-validator.js';
 import { compileProbe } from './probe.js';
 import { compileCredentials } from '../auth/upstream/spec.js';
 import type { BackendTarget, CompiledBackend, CompiledTool } from './types.js';
+import type { ResultGuardFile } from './result-guards-schema.js';
+import { resultGuardsOf } from '../guards/result/compile.js';
 
 export interface CompileContext {
   readonly file: string;
@@ -25,6 +27,8 @@ export interface CompileContext {
   readonly lineOf: (pointer: string) => number | undefined;
   /** The resolver of `resolve: true` URL guards (default: the system's). */
   readonly lookup?: LookupAll;
+  /** The file-level `resultGuards` of an MCP server or OpenAPI file (between the config's defaults and the tool's own). */
+  readonly fileResultGuards?: readonly ResultGuardFile[] | undefined;
 }
 
 const DEFAULT_MAX_RESULT_BYTES = 65536;
@@ -118,6 +122,7 @@ export function compileTool(file: ToolFile, ctx: CompileContext): CompiledTool |
     idempotent,
     confirm: compileConfirm(file.confirm ?? (file.sideEffect === 'destructive' || file.sideEffect === 'external')),
     guards,
+    resultGuards: resultGuardsOf(ctx.defaults.resultGuards, ctx.fileResultGuards, file.resultGuards),
     timeoutMs: file.timeoutMs ?? kindTimeout,
     retry: {
       attempts: file.retry?.attempts ?? (idempotent ? Math.min(3, backends.length) : 1),

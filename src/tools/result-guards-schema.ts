@@ -41,12 +41,15 @@ export const ResultGuardSchema = Type.Union([
   ),
   Obj(
     {
-      webhook: Obj({
-        url: Type.String({ pattern: '^https?://' }),
-        timeoutMs: Type.Optional(Type.Integer({ minimum: 1, maximum: 60000, default: 500 })),
-        failOpen: Type.Optional(Type.Boolean({ default: false })),
-        headers: Type.Optional(Type.Record(Type.String(), Type.String(), { additionalProperties: false })),
-      }),
+      webhook: Type.Union([
+        Obj({
+          url: Type.String({ pattern: '^https?://' }),
+          timeoutMs: Type.Optional(Type.Integer({ minimum: 1, maximum: 60000, default: 500 })),
+          failOpen: Type.Optional(Type.Boolean({ default: false })),
+          headers: Type.Optional(Type.Record(Type.String(), Type.String(), { additionalProperties: false })),
+        }),
+        Type.Literal('off', { description: 'no webhook for this tool (or file), whatever the layer below says' }),
+      ]),
     },
     'an external guard service: posts the (already redacted) result, gets back allow, redact spans or refuse',
   ),

@@ -7,6 +7,7 @@ import type { CompiledGuard } from '../guards/index.js';
 import type { ConfirmPolicy } from '../confirm/rule.js';
 import type { FallbackFile, SideEffectValue } from './schema.js';
 import type { UpstreamCredentials } from '../auth/upstream/spec.js';
+import type { CompiledResultGuards } from '../guards/result/compile.js';
 
 /** The compiled, immutable form of a tool: everything a call needs, prepared at load time. */
 
@@ -68,6 +69,8 @@ export interface CompiledTool {
   readonly idempotent: boolean;
   readonly confirm: ConfirmPolicy;
   readonly guards: readonly CompiledGuard[];
+  /** Checks on what the tool returns (defaults < file < tool, merged by kind), compiled at load. */
+  readonly resultGuards: CompiledResultGuards;
   readonly timeoutMs: number;
   readonly retry: { readonly attempts: number; readonly backoffMs: number; readonly tryTimeoutMs: number | undefined };
   readonly breaker: {

@@ -5,7 +5,7 @@
  */
 
 /** What a finding is about (the audit's `findings[].kind`). */
-export type FindingKind = 'secret' | 'email' | 'phone' | 'card' | 'iban' | 'cn_id' | 'injection' | 'invisible' | 'link' | 'blocks';
+export type FindingKind = 'secret' | 'email' | 'phone' | 'card' | 'iban' | 'cn_id' | 'injection' | 'invisible' | 'link' | 'blocks' | 'webhook';
 
 /** What was done about it. `strip`, `redact`, `defang` and `truncate` change the result; `flag` only reports; `refuse` withholds it. */
 export type FindingAction = 'redact' | 'flag' | 'refuse' | 'strip' | 'defang' | 'truncate';
