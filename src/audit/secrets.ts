@@ -98,7 +98,7 @@ export class SecretMatcher {
    * Where secrets are in `text`, merged and in order: their literal forms, and (when the text has
    * escapes) the secret's text with its characters escaped in any mix (see unescape.ts).
    */
-  private ranges(text: string): [number, number][] {
+  ranges(text: string): [number, number][] {
     const found: [number, number][] = [];
     const re = this.pattern;
     if (re === undefined) return found;

@@ -1,4 +1,4 @@
-import { Type, type Static } from '@sinclair/typebox';
+import { Type, type Static, type TLiteral, type TUnion } from '@sinclair/typebox';
 
 /**
  * `resultGuards:` (SPEC §6): checks on what a tool returns, in a tool file, an MCP server file,
@@ -8,7 +8,7 @@ import { Type, type Static } from '@sinclair/typebox';
 const Obj = <T extends Parameters<typeof Type.Object>[0]>(props: T, description?: string) =>
   Type.Object(props, { additionalProperties: false, ...(description ? { description } : {}) });
 const Lit = <const T extends string[]>(values: [...T], description?: string) =>
-  Type.Union(values.map((v) => Type.Literal(v)) as { [K in keyof T]: ReturnType<typeof Type.Literal<T[K]>> }, description ? { description } : {});
+  Type.Union(values.map((v) => Type.Literal(v)), description ? { description } : {}) as unknown as TUnion<{ [K in keyof T]: TLiteral<T[K]> }>;
 
 export const PII_KINDS = ['email', 'phone', 'card', 'iban', 'cn_id'] as const;
 

@@ -91,7 +91,7 @@ describe('console: flagged calls and held tools', () => {
     await expect.poll(() => page.locator('#audit-body tr', { hasText: 'web.plain' }).count()).toBe(0);
     const rows = page.locator('#audit-body tr');
     expect(await rows.count()).toBeGreaterThan(0);
-    for (const n of await rows.evaluateAll((trs) => trs.map((tr) => (tr as HTMLElement).dataset['findings']))) expect(Number(n)).toBeGreaterThan(0);
+    for (let i = 0; i < (await rows.count()); i++) expect(Number(await rows.nth(i).getAttribute('data-findings'))).toBeGreaterThan(0);
     // The definition holds are flagged records too.
     expect(await page.locator('#audit-body tr', { hasText: 'poisoned.read_notes' }).locator('.finding').first().textContent()).toMatch(/^injection · hold( ×\d+)?$/);
     await page.close();
