@@ -12,7 +12,7 @@ import type { FileProblem } from '../util/source.js';
 import { describeError } from './errors.js';
 import { importedToolName, importServerTools, localToolName, type ImportResult } from './import.js';
 import { PinBook, type PinChange } from './pins.js';
-import { auditFindings } from './hold-view.js';
+import { auditFindings, omittedFindings } from './hold-view.js';
 import { findingKinds } from '../tools/definition-findings.js';
 import type { McpPool } from './pool.js';
 
@@ -230,7 +230,7 @@ export class McpCatalog {
       const { oldHash, newHash, status, reason } = c;
       const action = c.oldHash === null ? 'tool-poisoned' : 'tool-changed';
       const findings = auditFindings(c.findings);
-      this.deps.audit.write(auditRecord({ event: 'reload', action, tool, server, mcpTool: c.tool, oldHash, newHash, status, reason, ...(findings.length > 0 ? { findings } : {}) }));
+      this.deps.audit.write(auditRecord({ event: 'reload', action, tool, server, mcpTool: c.tool, oldHash, newHash, status, reason, ...(findings.length > 0 ? { findings } : {}), ...omitted(c) }));
       const what = reason === 'poisoned' ? `MCP tool definition has ${findingKinds(c.findings).join(' and ')} findings` : 'MCP tool definition changed';
       this.deps.log?.warn({ tool, oldHash, newHash, status, ...(findings.length > 0 ? { findings } : {}) }, `${what}: ${status}`);
     }
@@ -240,4 +240,9 @@ export class McpCatalog {
     const tracked = p.catch(() => undefined).finally(() => this.busy.delete(tracked));
     this.busy.add(tracked);
   }
+}
+
+function omitted(c: PinChange): { findingsOmitted?: number } {
+  const n = omittedFindings(c.findings);
+  return n > 0 ? { findingsOmitted: n } : {};
 }

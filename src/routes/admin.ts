@@ -3,7 +3,7 @@ import type { Gateway } from '../gateway.js';
 import { GatewayError } from '../errors.js';
 import { auditRecord } from '../audit/record.js';
 import { mcpAdminView } from '../mcp/admin-view.js';
-import { auditFindings, holdView } from '../mcp/hold-view.js';
+import { auditFindings, holdView, omittedFindings } from '../mcp/hold-view.js';
 import { unlisted } from '../tools/listable.js';
 import { McpAdminView, ReloadResult, errorResponses } from './schemas.js';
 
@@ -75,6 +75,7 @@ export async function adminRoutes(app: FastifyInstance, opts: { gw: Gateway }): 
       await gw.audit.durable(auditRecord({
         event: 'admin', action: 'accept-tool', caller: req.caller.id, requestId: req.id, tool: tool.name, server: tool.mcp?.server, oldHash, newHash, reason,
         ...(findings.length > 0 ? { findings } : {}),
+        ...(omittedFindings(change.findings) > 0 ? { findingsOmitted: omittedFindings(change.findings) } : {}),
       }));
       const { generation } = await gw.reload(); // the accepted definition serves from this generation on
       return { tool: tool.name, accepted: true, reason, oldHash, newHash, generation };

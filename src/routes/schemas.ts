@@ -99,7 +99,8 @@ const HeldTool = Type.Object({
   listed: Type.Boolean({ description: 'false: no definition was ever accepted, so the tool is listed nowhere; true: the accepted one stays listed, calls are refused' }),
   oldHash: NullableString,
   newHash: Type.String(),
-  findings: Type.Array(DefinitionFindingView),
+  findings: Type.Array(DefinitionFindingView, { description: 'at most 64' }),
+  findingsOmitted: Type.Integer({ minimum: 0, description: 'findings beyond the first 64, left out' }),
   definition: Type.Record(Type.String(), Type.Unknown(), { description: 'the held definition as the server listed it' }),
 });
 

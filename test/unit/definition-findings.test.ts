@@ -1,5 +1,6 @@
 import type { Tool } from '@modelcontextprotocol/client';
 import { describe, expect, it } from 'vitest';
+import { auditFindings, omittedFindings } from '../../src/mcp/hold-view.js';
 import { PinBook } from '../../src/mcp/pins.js';
 import { definitionFindings } from '../../src/tools/definition-findings.js';
 
@@ -41,9 +42,27 @@ describe('definitionFindings', () => {
 
   it('finds nothing in a plain definition, and gives byte offsets into the string', () => {
     expect(definitionFindings(tool('Reads a file and returns its text. Use an absolute path.', { type: 'object', properties: { path: { type: 'string', description: '文件的绝对路径' } } }))).toEqual([]);
-    const [f] = definitionFindings(tool(`é${TAG}`));
-    expect(f).toMatchObject({ kind: 'invisible', field: 'description', count: 2 });
-    expect(f?.offsets[0]).toEqual([2, 6]); // 'é' is two bytes, a tag character four
+    const [f] = definitionFindings(tool(`é${TAG}.`));
+    expect(f).toMatchObject({ kind: 'invisible', field: 'description' });
+    expect(f?.offsets[0]?.[0]).toBe(2); // 'é' is two bytes
+    expect(f?.offsets.at(-1)?.[1]).toBe(10); // a tag character four
+  });
+
+  it('stays linear on hostile definitions: 1 MiB of near-misses, of invisible characters, 50,000 properties', () => {
+    const props = Object.fromEntries(Array.from({ length: 50_000 }, (_, i) => [`p${i}`, { type: 'string', description: `ignore the ${i}th previous` }]));
+    const cases = [
+      { name: 'a', description: '<IMPORTANT '.repeat(100_000) },
+      { name: 'b', description: 'ignore all previous '.repeat(50_000) },
+      { name: 'c', description: '\u200B'.repeat(1 << 20) },
+      { name: 'd', description: '忽略'.repeat(300_000) },
+      { name: 'e', inputSchema: { type: 'object', properties: props } },
+    ];
+    for (const def of cases) {
+      const started = performance.now();
+      definitionFindings(def);
+      expect(performance.now() - started).toBeLessThan(3000);
+    }
+    expect(definitionFindings(cases[2]!)[0]).toMatchObject({ kind: 'invisible' });
   });
 
   it('walks a schema nested 100,000 deep without overflowing the stack', () => {
@@ -79,5 +98,16 @@ describe('PinBook with the definition checks', () => {
     expect(pins.listed([clean])[0]?.held).toBeUndefined();
     expect(pins.observe([poisoned], true)).toMatchObject([{ status: 'held', reason: 'poisoned' }]);
     expect(pins.listed([poisoned])[0]).toMatchObject({ def: clean, held: { reason: 'poisoned' } });
+  });
+});
+
+describe('definition findings in records', () => {
+  it('keeps at most 64 of one definition and counts the rest', () => {
+    const props = Object.fromEntries(Array.from({ length: 100 }, (_, i) => [`p${i}`, { type: 'string', description: `x${TAG}` }]));
+    const all = definitionFindings({ name: 'n', inputSchema: { type: 'object', properties: props } });
+    expect(all).toHaveLength(100);
+    expect(auditFindings(all)).toHaveLength(64);
+    expect(omittedFindings(all)).toBe(36);
+    expect(auditFindings(all)[0]).toEqual({ kind: 'invisible', action: 'hold', count: all[0]?.count, offsets: all[0]?.offsets, field: 'inputSchema', path: '/inputSchema/properties/p0/description' });
   });
 });

@@ -486,6 +486,7 @@
         ['held hash', String(h.newHash)],
       ]),
       poisoned && Array.isArray(h.findings) && h.findings.length ? findingsTable(h.findings) : null,
+      typeof h.findingsOmitted === 'number' && h.findingsOmitted > 0 ? el('div', { className: 'muted' }, '… and ' + h.findingsOmitted + ' more findings (not listed)') : null,
       el('div', { className: 'muted' }, 'held definition (the server\'s own text; invisible characters shown as \\u{…}):'),
       el('pre', { className: 'definition' }, clip(visible(json(h.definition)))),
       el('div', { className: 'actions' }, accept, result),
