@@ -146,7 +146,7 @@ export class McpCatalog {
         const changed = s.entry.hash !== entry.hash;
         s.entry = entry; // the same server may have moved to another file
         if (changed) this.track(this.deps.pool.updateServer(entry.spec)); // a changed connection restarts, and its new session re-imports
-        if (changed && entry.spec.trustChanges) this.record(s, s.pins.acceptAll());
+        if (changed) this.record(s, s.pins.acceptAll(entry.spec.trustChanges ?? false, entry.spec.acceptDefinitions));
       }
       // New, or never imported yet (a reload is the operator's way to retry a failed import).
       if (!this.servers.get(name)?.listing) this.refresh(name);
@@ -191,7 +191,7 @@ export class McpCatalog {
       if (s.removed || this.closed) return;
       // A restart usually brings the same list: nothing to rebuild then.
       if (s.listing && canonicalJson(s.listing) === canonicalJson(tools)) continue;
-      this.record(s, s.pins.observe(tools, s.entry.spec.trustChanges ?? false));
+      this.record(s, s.pins.observe(tools, s.entry.spec.trustChanges ?? false, s.entry.spec.acceptDefinitions));
       s.listing = tools;
       s.served = false;
       await this.deps.reload();

@@ -72,8 +72,12 @@ export class PinBook {
 
   constructor(private readonly scan: ToolScanner = definitionFindings) {}
 
-  /** Takes a fresh `tools/list`; returns the definitions held or accepted by it. */
-  observe(tools: readonly Tool[], trust: boolean): PinChange[] {
+  /**
+   * Takes a fresh `tools/list`; returns the definitions held or accepted by it. `reviewed` maps a
+   * tool's name to the hash of a definition an admin reviewed in the server's file
+   * (`acceptDefinitions`): that exact definition is not held for its findings.
+   */
+  observe(tools: readonly Tool[], trust: boolean, reviewed: Readonly<Record<string, string>> = {}): PinChange[] {
     const changes: PinChange[] = [];
     for (const def of tools) {
       const hash = toolHash(def);
@@ -85,17 +89,18 @@ export class PinBook {
       if (pin?.pending?.hash === hash) continue;
       const findings = this.scan(def);
       const oldHash = pin?.accepted?.hash ?? null;
+      const passed = findings.length > 0 && reviewed[def.name] === hash;
       if (!pin) {
         pin = {};
         this.pins.set(def.name, pin);
       }
       const reason: 'changed' | 'poisoned' = findings.length > 0 ? 'poisoned' : 'changed';
-      if (findings.length === 0 && (trust || oldHash === null)) {
+      if (passed || (findings.length === 0 && (trust || oldHash === null))) {
         // A clean first definition (or a clean one replacing a never-accepted poisoned one), or a trusted change.
         const wasPending = pin.pending !== undefined;
         pin.accepted = { hash, def };
         delete pin.pending;
-        if (oldHash !== null || wasPending) changes.push({ tool: def.name, oldHash, newHash: hash, status: 'accepted', reason, findings });
+        if (oldHash !== null || wasPending || passed) changes.push({ tool: def.name, oldHash, newHash: hash, status: 'accepted', reason, findings });
         continue;
       }
       pin.pending = { hash, def, findings };
@@ -136,8 +141,15 @@ export class PinBook {
     return change;
   }
 
-  /** Accepts every held change without findings (the server's file now says `trustChanges: true`); poisoned ones stay held. */
-  acceptAll(): PinChange[] {
-    return [...this.pins.entries()].flatMap(([tool, pin]) => (pin.pending && pin.pending.findings.length === 0 ? (this.accept(tool) ?? []) : []));
+  /**
+   * The server's file changed: with `trustChanges` every held change without findings is accepted;
+   * a held definition whose hash `acceptDefinitions` now names is accepted too. Others stay held.
+   */
+  acceptAll(trust: boolean, reviewed: Readonly<Record<string, string>> = {}): PinChange[] {
+    return [...this.pins.entries()].flatMap(([tool, pin]) => {
+      const p = pin.pending;
+      const ok = p !== undefined && ((trust && p.findings.length === 0) || reviewed[tool] === p.hash);
+      return ok ? (this.accept(tool) ?? []) : [];
+    });
   }
 }

@@ -199,6 +199,21 @@ describe('MCP tool definitions checked at import', () => {
     expect((await gw.call('poisoned.weather', { city: 'Oslo' }, { key: KEYS.agent })).statusCode).toBe(503);
   }, 30000);
 
+  it('passes a definition the server file reviewed (acceptDefinitions: the exact hash), from a fresh start; the others stay held', async () => {
+    const notes = (await held('poisoned')).find((h) => h.tool === 'poisoned.read_notes')!;
+    writeFileSync(desc('reviewed'), 'Tells the weather for a city.');
+    gw.writeTool('reviewed.yaml', { ...server('reviewed'), acceptDefinitions: { read_notes: notes.newHash, lookup: `sha256:${'0'.repeat(64)}` } });
+    expect((await gw.app.inject({ method: 'POST', url: '/admin/reload', headers: as('admin') })).statusCode).toBe(200);
+    await gw.app.gw.mcp.settled();
+    expect(await names()).toContain('reviewed.read_notes');
+    expect((await gw.call('reviewed.read_notes', {}, { key: KEYS.agent })).statusCode).toBe(200);
+    expect((await held('reviewed')).map((h) => h.tool).sort()).toEqual(['reviewed.lookup', 'reviewed.translate']);
+    expect(await gw.audit()).toContainEqual(expect.objectContaining({ action: 'tool-poisoned', tool: 'reviewed.read_notes', status: 'accepted', reason: 'poisoned' }));
+    gw.writeTool('bad-hash.yaml', { ...server('badhash'), acceptDefinitions: { read_notes: 'not-a-hash' } });
+    const reloaded = (await gw.app.inject({ method: 'POST', url: '/admin/reload', headers: as('admin') })).json<{ errors: { file: string; path: string }[] }>();
+    expect(reloaded.errors).toContainEqual(expect.objectContaining({ path: expect.stringContaining('/acceptDefinitions/read_notes') }));
+  }, 30000);
+
   it("holds none of server-everything's tools (real descriptions)", async () => {
     expect(await held('everything')).toEqual([]);
     expect((await names()).filter((n) => n.startsWith('everything.')).length).toBeGreaterThan(5);
