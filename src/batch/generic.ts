@@ -24,7 +24,8 @@ export const generic: Dialect = {
         const base = { ...id, tool: o.response.tool, callId: o.response.callId };
         if (o.status === 'pending_confirmation') return { ...base, status: 'pending_confirmation', confirmation: o.response.confirmation };
         if (o.status === 'running') return { ...base, status: 'running' };
-        return { ...base, status: 'ok', result: o.response.result };
+        const findings = o.response.policy.findings;
+        return { ...base, status: 'ok', result: o.response.result, ...(findings ? { findings } : {}) };
       }),
     };
   },

@@ -100,6 +100,12 @@ export const GenericResult = Type.Object(
     result: Type.Optional(Type.Ref('ToolResult')),
     confirmation: Type.Optional(Type.Object({ id: Type.String(), expiresAt: Type.String(), summary: Type.String() })),
     error: Type.Optional(ErrorBody.properties.error),
+    findings: Type.Optional(
+      Type.Array(
+        Type.Object({ kind: Type.String(), action: Type.String(), count: Type.Integer(), note: Type.Optional(Type.String()) }, { additionalProperties: false }),
+        { description: "result-guard findings whose action is flag (the call's policy.findings)" },
+      ),
+    ),
   },
   { additionalProperties: false },
 );

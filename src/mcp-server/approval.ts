@@ -58,7 +58,7 @@ export async function decideByClient(gw: Gateway, caller: Caller, pending: Pick<
     if (approve) {
       const conf = await gw.confirmations.decide(pending.confirmationId, approver, 'approved', note);
       const out = await runApproved(gw, conf, requestId);
-      return toolResult(out.result);
+      return toolResult(out.result, out.policy.findings);
     }
     const conf = await gw.confirmations.decide(pending.confirmationId, approver, 'rejected', note);
     await gw.calls.update(conf.callId, { status: 'rejected', approver: approver.id });

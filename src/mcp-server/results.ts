@@ -3,6 +3,7 @@ import type { ToolResult } from '../adapters/types.js';
 import { errorText } from '../batch/content.js';
 import { GatewayError, isGatewayError } from '../errors.js';
 import type { PendingResponse } from '../pipeline/index.js';
+import type { PolicyTrail } from '../pipeline/execute.js';
 import type { Registry } from '../tools/registry.js';
 import type { Caller } from '../auth/caller.js';
 import { unknownTool } from '../pipeline/resolve.js';
@@ -17,12 +18,16 @@ export interface ResultContext {
 
 const asIs = (n: string) => n;
 
-/** A pipeline result as MCP's CallToolResult (content blocks are MCP-shaped already: adapters produce them). */
-export function toolResult(r: ToolResult): CallToolResult {
+/**
+ * A pipeline result as MCP's CallToolResult (content blocks are MCP-shaped already: adapters produce
+ * them). Result-guard flags (the REST response's `policy.findings`) ride in `_meta`.
+ */
+export function toolResult(r: ToolResult, findings?: PolicyTrail['findings']): CallToolResult {
   return {
     content: r.content as CallToolResult['content'],
     ...(r.structuredContent ? { structuredContent: r.structuredContent } : {}),
     isError: r.isError,
+    ...(findings && findings.length > 0 ? { _meta: { 'toolgate/findings': findings } } : {}),
   };
 }
 

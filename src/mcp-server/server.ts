@@ -171,7 +171,7 @@ export async function runMcpCall(deps: McpServerDeps, caller: Caller, name: stri
   } finally {
     gw.inFlight.end();
   }
-  if (out.status === 'ok') return toolResult(out.result);
+  if (out.status === 'ok') return toolResult(out.result, out.policy.findings);
   if (out.status === 'running') return toolResult({ content: [{ type: 'text', text: `Started in the background as call ${out.callId}.` }], isError: false });
   if (o.modern) return askModern(o.modern, out).catch((e: unknown) => errorResult(e, r, name));
   if (!o.gate) return pendingResult(out, deps.names.shown);

@@ -197,7 +197,7 @@ describe('result guards through REST', () => {
     let all = body.result.content[0]?.text ?? '';
     let next: string | undefined = body.more!.href;
     while (next) {
-      const page = (await gw.app.inject({ method: 'GET', url: next })).json<{ text: string; next?: string }>();
+      const page: { text: string; next?: string } = (await gw.app.inject({ method: 'GET', url: next })).json();
       all += page.text;
       next = page.next;
     }

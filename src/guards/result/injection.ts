@@ -24,8 +24,11 @@ const EN: readonly RegExp[] = [
   /\brepeat[ \t]{1,3}(?:the[ \t]{1,3})?(?:words|text|everything)[ \t]{1,3}above\b/gi,
   /\b(?:do[ \t]{1,3}not|don't|never)[ \t]{1,3}(?:tell|inform|mention[ \t]{1,3}(?:this[ \t]{1,3})?to|alert|notify)[ \t]{1,3}the[ \t]{1,3}user\b/gi,
   /\bwithout[ \t]{1,3}(?:telling|informing|asking|notifying|alerting)[ \t]{1,3}the[ \t]{1,3}user\b/gi,
-  /\b(?:if[ \t]{1,3}you[ \t]{1,3}are|attention|note[ \t]{1,3}to|dear|hey|hello)[ \t]{1,3}(?:an?[ \t]{1,3}|the[ \t]{1,3})?(?:AI|LLM|language[ \t]{1,3}model|AI[ \t]{1,3}assistant|assistant|chatbot|AI[ \t]{1,3}agent|GPT|ChatGPT|Claude|Copilot|Bing)\b[ \t]{0,3}(?:[,:;!.]|reading|processing|that|who)/gi,
+  /\b(?:if[ \t]{1,3}you[ \t]{1,3}are|attention|note[ \t]{1,3}to|dear|hey|hello)[ \t]{1,3}(?:an?[ \t]{1,3}|the[ \t]{1,3}|[\w’'-]{1,30}['’]s[ \t]{1,3})?(?:digital[ \t]{1,3}|virtual[ \t]{1,3}|personal[ \t]{1,3})?(?:AI|LLM|language[ \t]{1,3}model|AI[ \t]{1,3}assistant|assistant|chatbot|AI[ \t]{1,3}agent|GPT|ChatGPT|Claude|Copilot|Bing)\b[ \t]{0,3}(?:[,:;!.]|reading|processing|that|who)/gi,
   /\b(?:send|forward|email|post|upload|exfiltrate|transmit|leak)[ \t]{1,3}(?:the[ \t]{1,3}|this[ \t]{1,3}|all[ \t]{1,3}(?:the[ \t]{1,3})?|your[ \t]{1,3}|our[ \t]{1,3})?(?:conversation|chat[ \t]{1,3}history|chat|previous[ \t]{1,3}messages|user'?s?[ \t]{1,3}(?:data|messages|password|credentials|files|emails)|credentials|passwords?|api[ \t]{1,3}keys?|secrets|system[ \t]{1,3}prompt)[ \t]{1,3}to\b/gi,
+  /\bnew[ \t]{1,3}instructions?[ \t]{1,3}(?:to|for)[ \t]{1,3}(?:the[ \t]{1,3})?(?:chat[ \t]{1,3})?(?:assistant|AI|model|agent|bot|LLM)\b/gi,
+  /\bobey[ \t]{1,3}(?:this|these|my|the[ \t]{1,3}following)[ \t]{1,3}(?:instructions?|commands?|orders?)\b/gi,
+  /\[(?:system|admin|developer)[ \t_]{0,3}(?:annotation|note|message|override|instruction|prompt)s?\b/gi,
   /\b(?:developer|DAN|jailbreak|god)[ \t]{1,3}mode[ \t]{1,3}(?:enabled|activated|on)\b/gi,
   /\b(?:stop|cease)[ \t]{1,3}(?:what[ \t]{1,3}you[ \t]{1,3}are[ \t]{1,3}doing|your[ \t]{1,3}current[ \t]{1,3}task|summariz(?:ing|ation))\b/gi,
   /\binstead,?[ \t]{1,3}(?:you[ \t]{1,3}(?:must|should|will)[ \t]{1,3})?(?:call|use|invoke|run|execute)[ \t]{1,3}(?:the[ \t]{1,3})?[\w.-]{1,64}[ \t]{1,3}(?:tool|function)\b/gi,
@@ -38,8 +41,8 @@ const QUALIFIER = /\b(?:previous|prior|above|earlier|preceding|former|initial|or
 const ZH_QUALIFIER = /之前|以前|先前|此前|上面|上述|以上|前面|前述|所有|全部|一切|你的|原来|原有|原始|系统|任何/;
 const ZH: readonly RegExp[] = [
   // verb … target within a clause; the qualifier (之前, 所有 …) is checked in the match (one gap, not two).
-  /(?:忽略|无视|忽视|不要理会|不要管|别管|忘记|忘掉|抛开|放弃|跳过)[^。！？\n]{0,16}?(?:指令|指示|提示|命令|规则|要求|设定|限制|约束|对话)/g,
-  /你现在(?:是|扮演|作为|成为|变成)/g,
+  /(?:忽略|无视|忽视|不要理会|不要管|别管|忘记|忘掉|抛开|放弃|跳过)[^。！？，,；\n]{0,16}?(?:指令|指示|提示|命令|规则|要求|设定|限制|约束|对话)/g,
+  /你现在(?:扮演|(?:是|作为|成为|变成)(?:一个|一名|一位|一款|我的|DAN|AI|管理员|开发者|不受|没有|无限制|邪恶|黑客|越狱))/g,
   /从现在(?:开始|起)[，,\s]{0,2}你(?:是|将|要|必须|需要|应该|只能)/g,
   /(?:假装|假设|想象)你(?:是|现在是|没有)/g,
   /你(?:要|将|必须|需要)?(?:扮演|充当)(?:一个|一名|一位)?/g,

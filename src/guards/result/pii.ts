@@ -28,7 +28,8 @@ function emails(text: string, hits: Hit[]): void {
     if (start === m.index || m.index - start > 64 || (start > 0 && LOCAL.test(text[start - 1] ?? ''))) continue;
     while (start < m.index && !/[A-Za-z0-9]/.test(text[start] ?? '')) start++; // a local part starts with a letter or digit
     const tld = m[0].slice(m[0].lastIndexOf('.') + 1).toLowerCase();
-    if (start === m.index || NOT_TLD.has(tld) || text.slice(start, m.index) === 'git') continue;
+    // `scheme://user@host` is a URL's user, not a mailbox.
+    if (start === m.index || NOT_TLD.has(tld) || text.slice(start, m.index) === 'git' || text.slice(Math.max(0, start - 3), start) === '://') continue;
     hits.push({ start, end: m.index + m[0].length, kind: 'email' });
   }
 }
@@ -46,12 +47,22 @@ export function luhn(digits: string): boolean {
   return sum % 10 === 0;
 }
 
-/** Issuer ranges (first digits) of the schemes in use: Visa, Mastercard (51–55, 2221–2720), Amex, Discover, JCB, Diners, UnionPay, Maestro. */
+/**
+ * Issuer ranges (first digits) and their lengths: Visa 4 (13, 16, 19), Mastercard 51–55 and
+ * 2221–2720 (16), Amex 34/37 (15), Diners 30/36/38 (14–19), Discover 6011/65/644–649 (16–19), JCB
+ * 3528–3589 (16–19), UnionPay 62 (16–19), Maestro 50/56–69 (12–19). A 13-digit barcode or an
+ * order number of the wrong length for its first digits is not a card.
+ */
 function issuer(d: string): boolean {
+  const n = d.length;
   const two = Number(d.slice(0, 2));
   const four = Number(d.slice(0, 4));
-  return d[0] === '4' || (two >= 51 && two <= 55) || (four >= 2221 && four <= 2720) || two === 34 || two === 37 || two === 36 || two === 38 || two === 30
-    || d.startsWith('6011') || two === 65 || (four >= 3528 && four <= 3589) || two === 62 || two === 50 || (two >= 56 && two <= 69);
+  if (d[0] === '4') return n === 13 || n === 16 || n === 19;
+  if ((two >= 51 && two <= 55) || (four >= 2221 && four <= 2720)) return n === 16;
+  if (two === 34 || two === 37) return n === 15;
+  if (two === 30 || two === 36 || two === 38) return n >= 14;
+  if (d.startsWith('6011') || two === 65 || (four >= 3528 && four <= 3589) || two === 62) return n >= 16;
+  return (two === 50 || (two >= 56 && two <= 69)) && n >= 16;
 }
 
 /** Separators as cards are written: none, or one kind in groups of 4 (4-6-4 / 4-6-5 for Amex and Diners). */

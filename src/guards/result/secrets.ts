@@ -24,7 +24,8 @@ const hasUpper = /[A-Z]/;
 const hasLower = /[a-z]/;
 /** A random token mixes digits and both cases; prose and identifiers (`sk-learn-pipeline-step`) do not. */
 const mixed = (s: string): boolean => hasDigit.test(s) && hasUpper.test(s) && hasLower.test(s);
-const PLACEHOLDER = /^(?:\$\{|<|\{\{|%|\*|x{3,}|X{3,}|\.\.\.|your|example|changeme|password|passwd|secret|redacted|\[redacted)/i;
+/** Values in documentation and templates: `${VAR}`, `<password>`, `xxxx`, `changeme`, `authpassword`. */
+const PLACEHOLDER = /^(?:\$\{|<|\{\{|%|\*)|x{3,}|\.\.\.|your|example|changeme|passw|secret|redacted|dummy|sample|placeholder/i;
 
 /** A JWT's header is base64url of a JSON object naming its algorithm. */
 function jwtHeader(token: string): boolean {

@@ -59,6 +59,12 @@ const validateAnswer = ajv.compile<{ action: 'allow' } | { action: 'redact'; spa
   ],
 });
 
+/** Drops an answer's body (undici's body errors when destroyed: the error is expected, not a crash). */
+function discard(body: { on(event: 'error', f: () => void): unknown; destroy(): unknown }): void {
+  body.on('error', () => undefined);
+  body.destroy();
+}
+
 let agent: Agent | undefined;
 const dispatcher = () => (agent ??= new Agent({ connections: 64 }));
 
@@ -88,7 +94,7 @@ export async function askWebhook(
       dispatcher: dispatcher(),
     });
     if (res.statusCode < 200 || res.statusCode > 299) {
-      res.body.destroy();
+      discard(res.body);
       return { action: 'failed', reason: `it answered HTTP ${res.statusCode}` };
     }
     const chunks: Buffer[] = [];
@@ -96,7 +102,7 @@ export async function askWebhook(
     for await (const chunk of res.body as AsyncIterable<Buffer>) {
       size += chunk.length;
       if (size > MAX_ANSWER_BYTES) {
-        res.body.destroy();
+        discard(res.body);
         return { action: 'failed', reason: `its answer is over ${MAX_ANSWER_BYTES} bytes` };
       }
       chunks.push(chunk);
@@ -132,7 +138,9 @@ export function applySpans(
   for (const s of spans) {
     const block = result.content[s.block];
     if (!block || block.type !== 'text' || typeof block['text'] !== 'string' || s.start >= s.end) return undefined;
-    byBlock.set(s.block, [...(byBlock.get(s.block) ?? []), s]);
+    const list = byBlock.get(s.block);
+    if (list) list.push(s);
+    else byBlock.set(s.block, [s]);
   }
   const located: { path: string; start: number; end: number }[] = [];
   const content = [...result.content];
@@ -140,19 +148,28 @@ export function applySpans(
     const block = content[i]!;
     const buf = Buffer.from(block['text'] as string, 'utf8');
     if (list.some((s) => s.end > buf.length)) return undefined;
-    const sorted = [...list].sort((a, b) => a.start - b.start);
+    // Whole characters, then overlapping spans merged into one placeholder (the first one's kind).
+    const ranges = list
+      .map((s) => {
+        let start = s.start;
+        let end = s.end;
+        while (start > 0 && ((buf[start] ?? 0) & 0xc0) === 0x80) start--;
+        while (end < buf.length && ((buf[end] ?? 0) & 0xc0) === 0x80) end++;
+        return { start, end, kind: s.kind, from: s };
+      })
+      .sort((a, b) => a.start - b.start);
+    const merged: typeof ranges = [];
+    for (const r of ranges) {
+      const last = merged.at(-1);
+      if (last && r.start <= last.end) last.end = Math.max(last.end, r.end);
+      else merged.push({ ...r });
+    }
+    for (const r of ranges) located.push({ path: `/content/${i}/text`, start: r.from.start, end: r.from.end });
     const parts: Buffer[] = [];
     let pos = 0;
-    for (const s of sorted) {
-      let start = Math.max(s.start, pos);
-      let end = s.end;
-      while (start > 0 && ((buf[start] ?? 0) & 0xc0) === 0x80) start--;
-      while (end < buf.length && ((buf[end] ?? 0) & 0xc0) === 0x80) end++;
-      if (end <= pos) continue; // inside a span already redacted
-      start = Math.max(start, pos);
-      parts.push(buf.subarray(pos, start), Buffer.from(`[REDACTED:${s.kind ?? 'webhook'}]`));
-      located.push({ path: `/content/${i}/text`, start: s.start, end: s.end });
-      pos = end;
+    for (const r of merged) {
+      parts.push(buf.subarray(pos, r.start), Buffer.from(`[REDACTED:${r.kind ?? 'webhook'}]`));
+      pos = r.end;
     }
     parts.push(buf.subarray(pos));
     content[i] = { ...block, text: Buffer.concat(parts).toString('utf8') };
