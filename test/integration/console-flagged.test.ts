@@ -106,6 +106,10 @@ describe('console: flagged calls and held tools', () => {
     expect(await card('poisoned.weather').getAttribute('data-reason')).toBe('changed');
     expect(await card('poisoned.weather').locator('.reason').textContent()).toBe('changed definition');
     expect(await card('poisoned.weather').locator('.definition').textContent()).toContain('in Celsius');
+    // The tools table marks it too (it stays listed with its accepted definition); a tool poisoned from the start is not in it.
+    await page.waitForSelector('#tools-body tr[data-tool="poisoned.weather"] .held-mark');
+    expect(await page.locator('#tools-body tr[data-tool="poisoned.weather"] .held-mark').textContent()).toBe('held: changed definition');
+    expect(await page.locator('#tools-body tr[data-tool="poisoned.read_notes"]').count()).toBe(0);
 
     const notes = card('poisoned.read_notes');
     expect(await notes.locator('.reason').textContent()).toContain('poisoned definition: injection');

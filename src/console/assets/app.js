@@ -408,7 +408,14 @@
       const row = el(
         'tr',
         { dataset: { tool: String(t.name) } },
-        el('td', { className: 'tool-name' }, String(t.name), t.deprecated ? el('span', { className: 'muted' }, ' (deprecated)') : null),
+        el(
+          'td',
+          { className: 'tool-name' },
+          String(t.name),
+          t.deprecated ? el('span', { className: 'muted' }, ' (deprecated)') : null,
+          // A held MCP tool: calls are refused until an admin accepts (the held tools section says why).
+          t.mcp && t.mcp.held ? el('span', { className: 'reason held-mark', dataset: { reason: token(t.mcp.heldReason) } }, 'held: ' + (t.mcp.heldReason === 'poisoned' ? 'definition with findings' : 'changed definition')) : null,
+        ),
         el('td', null, String(t.sideEffect)),
         el('td', null, String(t.confirm)),
         td,
