@@ -10,6 +10,8 @@ export interface AuditFilter {
   issuer?: string | undefined;
   outcome?: string | undefined;
   event?: string | undefined;
+  /** true: records with at least one finding (`findings: [...]`); false: records with none. */
+  findings?: boolean | undefined;
   /** ISO times, inclusive. */
   since?: string | undefined;
   until?: string | undefined;
@@ -23,6 +25,10 @@ export interface AuditPage {
   nextCursor: string | null;
 }
 
+function hasFindings(r: AuditRecord): boolean {
+  return Array.isArray(r.findings) && r.findings.length > 0;
+}
+
 export function matches(r: AuditRecord, f: AuditFilter): boolean {
   if (f.tool !== undefined && r.tool !== f.tool) return false;
   if (f.caller !== undefined && r.caller !== f.caller) return false;
@@ -30,6 +36,7 @@ export function matches(r: AuditRecord, f: AuditFilter): boolean {
   if (f.issuer !== undefined && r.issuer !== f.issuer) return false;
   if (f.outcome !== undefined && r.outcome !== f.outcome) return false;
   if (f.event !== undefined && (r.event ?? 'call') !== f.event) return false;
+  if (f.findings !== undefined && hasFindings(r) !== f.findings) return false;
   if (f.since !== undefined && r.ts < f.since) return false;
   if (f.until !== undefined && r.ts > f.until) return false;
   return true;

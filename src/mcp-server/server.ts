@@ -1,5 +1,6 @@
 import { Server, type CallToolResult, type InputRequiredResult, type ServerContext, type Tool } from '@modelcontextprotocol/server';
-import { canSee, type Caller } from '../auth/caller.js';
+import { type Caller } from '../auth/caller.js';
+import { listable } from '../tools/listable.js';
 import type { Gateway } from '../gateway.js';
 import type { ProgressNote } from '../adapters/types.js';
 import type { CallOutcome } from '../pipeline/index.js';
@@ -38,7 +39,7 @@ function listed(t: CompiledTool, names: McpNames): Tool {
 
 /** The caller's tools in their MCP form. */
 export function toolsFor(gw: Gateway, caller: Caller, names: McpNames): Tool[] {
-  return gw.registry.tools.filter((t) => canSee(caller, t)).map((t) => listed(t, names));
+  return gw.registry.tools.filter((t) => listable(caller, t)).map((t) => listed(t, names));
 }
 
 /** The MCP session as the pipeline's sessionId (loop detection, audit): a digest, so the audit log holds no live session id. */

@@ -9,8 +9,12 @@ export function conditionOf(status: McpServerStatus): McpCondition {
   return 'connecting';
 }
 
-/** GET /admin/mcp from the pool's snapshots; `tools` counts the tools each server serves in the registry. */
-export function mcpAdminView(statuses: readonly McpServerStatus[], toolsOf: (server: string) => number): Static<typeof McpAdminView> {
+/** GET /admin/mcp from the pool's snapshots; `tools` counts the tools each server serves in the registry, `held` those held. */
+export function mcpAdminView(
+  statuses: readonly McpServerStatus[],
+  toolsOf: (server: string) => number,
+  heldOf: (server: string) => Static<typeof McpAdminView>['servers'][number]['held'] = () => [],
+): Static<typeof McpAdminView> {
   return {
     servers: statuses
       .filter((s) => s.state !== 'closed')
@@ -23,6 +27,7 @@ export function mcpAdminView(statuses: readonly McpServerStatus[], toolsOf: (ser
         restarts: s.restarts,
         lastError: s.lastError ?? null,
         nextRetryAt: s.nextRetryAt === undefined ? null : new Date(s.nextRetryAt).toISOString(),
+        held: heldOf(s.server),
       })),
   };
 }

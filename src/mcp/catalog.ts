@@ -12,6 +12,8 @@ import type { FileProblem } from '../util/source.js';
 import { describeError } from './errors.js';
 import { importedToolName, importServerTools, localToolName, type ImportResult } from './import.js';
 import { PinBook, type PinChange } from './pins.js';
+import { auditFindings, omittedFindings } from './hold-view.js';
+import { findingKinds } from '../tools/definition-findings.js';
 import type { McpPool } from './pool.js';
 
 export interface McpCatalogDeps {
@@ -144,7 +146,7 @@ export class McpCatalog {
         const changed = s.entry.hash !== entry.hash;
         s.entry = entry; // the same server may have moved to another file
         if (changed) this.track(this.deps.pool.updateServer(entry.spec)); // a changed connection restarts, and its new session re-imports
-        if (changed && entry.spec.trustChanges) this.record(s, s.pins.acceptAll());
+        if (changed) this.record(s, s.pins.acceptAll(entry.spec.trustChanges ?? false, entry.spec.acceptDefinitions));
       }
       // New, or never imported yet (a reload is the operator's way to retry a failed import).
       if (!this.servers.get(name)?.listing) this.refresh(name);
@@ -189,7 +191,7 @@ export class McpCatalog {
       if (s.removed || this.closed) return;
       // A restart usually brings the same list: nothing to rebuild then.
       if (s.listing && canonicalJson(s.listing) === canonicalJson(tools)) continue;
-      this.record(s, s.pins.observe(tools, s.entry.spec.trustChanges ?? false));
+      this.record(s, s.pins.observe(tools, s.entry.spec.trustChanges ?? false, s.entry.spec.acceptDefinitions));
       s.listing = tools;
       s.served = false;
       await this.deps.reload();
@@ -217,13 +219,20 @@ export class McpCatalog {
     }
   }
 
-  /** Every changed definition is audited with both hashes, held or (trusted server) accepted. */
+  /**
+   * Every changed definition is audited with both hashes, held or (trusted server) accepted; a
+   * definition held for its findings (tool poisoning) is audited with them (kinds, where, offsets).
+   */
   private record(s: ServerState, changes: readonly PinChange[]): void {
     const server = s.entry.spec.name;
     for (const c of changes) {
       const tool = importedToolName(s.entry.spec, localToolName(c.tool));
-      this.deps.audit.write(auditRecord({ event: 'reload', action: 'tool-changed', tool, server, mcpTool: c.tool, oldHash: c.oldHash, newHash: c.newHash, status: c.status }));
-      this.deps.log?.warn({ tool, oldHash: c.oldHash, newHash: c.newHash, status: c.status }, `MCP tool definition changed: ${c.status}`);
+      const { oldHash, newHash, status, reason } = c;
+      const action = c.oldHash === null ? 'tool-poisoned' : 'tool-changed';
+      const findings = auditFindings(c.findings);
+      this.deps.audit.write(auditRecord({ event: 'reload', action, tool, server, mcpTool: c.tool, oldHash, newHash, status, reason, ...(findings.length > 0 ? { findings } : {}), ...omitted(c) }));
+      const what = reason === 'poisoned' ? `MCP tool definition has ${findingKinds(c.findings).join(' and ')} findings` : 'MCP tool definition changed';
+      this.deps.log?.warn({ tool, oldHash, newHash, status, ...(findings.length > 0 ? { findings } : {}) }, `${what}: ${status}`);
     }
   }
 
@@ -231,4 +240,9 @@ export class McpCatalog {
     const tracked = p.catch(() => undefined).finally(() => this.busy.delete(tracked));
     this.busy.add(tracked);
   }
+}
+
+function omitted(c: PinChange): { findingsOmitted?: number } {
+  const n = omittedFindings(c.findings);
+  return n > 0 ? { findingsOmitted: n } : {};
 }

@@ -140,7 +140,8 @@ export function importServerTools(entry: McpServerEntry, listed: readonly Listed
     tools.push({
       ...compiled,
       providerName: providerNameOf(name),
-      // A held tool keeps serving its listing but leaves the prefilter: a model should not pick what will be refused.
+      // A held tool keeps serving its listing (unless it has no accepted definition: then it is not
+      // listed at all, see listable()) but leaves the prefilter: a model should not pick what will be refused.
       visibility: held ? { ...compiled.visibility, prefilter: false } : compiled.visibility,
       mcp: { server: spec.name, tool: def.name, hash, ...(held ? { held } : {}) },
     });

@@ -3,6 +3,8 @@ import type { Gateway } from '../gateway.js';
 import { GatewayError } from '../errors.js';
 import { auditRecord } from '../audit/record.js';
 import { mcpAdminView } from '../mcp/admin-view.js';
+import { auditFindings, holdView, omittedFindings } from '../mcp/hold-view.js';
+import { unlisted } from '../tools/listable.js';
 import { McpAdminView, ReloadResult, errorResponses } from './schemas.js';
 
 /** Admin routes: reload tools.d and see the last result; the MCP servers' states; put a disabled backend or a held MCP tool back into service. */
@@ -20,8 +22,14 @@ export async function adminRoutes(app: FastifyInstance, opts: { gw: Gateway }): 
     },
     async () => {
       const tools = new Map<string, number>();
-      for (const t of gw.registry.tools) if (t.mcp) tools.set(t.mcp.server, (tools.get(t.mcp.server) ?? 0) + 1);
-      return mcpAdminView(gw.mcpPool.statuses(), (server) => tools.get(server) ?? 0);
+      const held = new Map<string, NonNullable<ReturnType<typeof holdView>>[]>();
+      for (const t of gw.registry.tools) {
+        if (!t.mcp) continue;
+        const hold = holdView(t);
+        if (hold) held.set(t.mcp.server, [...(held.get(t.mcp.server) ?? []), hold]);
+        if (!unlisted(t)) tools.set(t.mcp.server, (tools.get(t.mcp.server) ?? 0) + 1);
+      }
+      return mcpAdminView(gw.mcpPool.statuses(), (server) => tools.get(server) ?? 0, (server) => held.get(server) ?? []);
     },
   );
 
@@ -51,7 +59,7 @@ export async function adminRoutes(app: FastifyInstance, opts: { gw: Gateway }): 
     {
       config: { role: 'admin' },
       schema: {
-        summary: 'Accept the changed definition of an MCP tool held by its pin (TOOL_CHANGED)',
+        summary: 'Accept the held definition of an MCP tool (changed, or with findings: TOOL_CHANGED); that exact definition is pinned',
         tags: ['admin'],
         params: { type: 'object', properties: { name: { type: 'string' } }, required: ['name'] },
         response: errorResponses(401, 403, 404, 409),
@@ -62,10 +70,15 @@ export async function adminRoutes(app: FastifyInstance, opts: { gw: Gateway }): 
       if (!tool) throw new GatewayError('TOOL_NOT_FOUND', `no tool named '${req.params.name}'`);
       const change = tool.mcp?.held ? gw.mcp.accept(tool.mcp.server, tool.mcp.tool) : undefined;
       if (!change) throw new GatewayError('CONFLICT', `'${tool.name}' is not held: there is no changed definition to accept`);
-      const { oldHash, newHash } = change;
-      await gw.audit.durable(auditRecord({ event: 'admin', action: 'accept-tool', caller: req.caller.id, requestId: req.id, tool: tool.name, server: tool.mcp?.server, oldHash, newHash }));
+      const { oldHash, newHash, reason } = change;
+      const findings = auditFindings(change.findings);
+      await gw.audit.durable(auditRecord({
+        event: 'admin', action: 'accept-tool', caller: req.caller.id, requestId: req.id, tool: tool.name, server: tool.mcp?.server, oldHash, newHash, reason,
+        ...(findings.length > 0 ? { findings } : {}),
+        ...(omittedFindings(change.findings) > 0 ? { findingsOmitted: omittedFindings(change.findings) } : {}),
+      }));
       const { generation } = await gw.reload(); // the accepted definition serves from this generation on
-      return { tool: tool.name, accepted: true, oldHash, newHash, generation };
+      return { tool: tool.name, accepted: true, reason, oldHash, newHash, generation };
     },
   );
 }

@@ -12,6 +12,7 @@ const Query = Type.Object(
     issuer: Type.Optional(Type.String({ description: "a token caller's issuer" })),
     outcome: Type.Optional(Type.String()),
     event: Type.Optional(Type.String()),
+    findings: Type.Optional(Type.Boolean({ description: 'true: only records with findings (result guards that flagged, redacted, stripped or refused; tool definitions held for findings); false: only records without' })),
     since: Type.Optional(Type.String({ format: 'date-time' })),
     until: Type.Optional(Type.String({ format: 'date-time' })),
     limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, default: 100 })),

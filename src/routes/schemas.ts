@@ -82,6 +82,28 @@ export const ToolListQuery = Type.Object({
 const NullableString = Type.Union([Type.String(), Type.Null()]);
 
 /** GET /admin/mcp: every declared MCP server and, when it is not up, why (SPEC §6). */
+const DefinitionFindingView = Type.Object({
+  kind: Type.String({ description: 'injection | invisible' }),
+  action: Type.Literal('hold'),
+  count: Type.Integer({ minimum: 1 }),
+  offsets: Type.Array(Type.Array(Type.Integer({ minimum: 0 }), { minItems: 2, maxItems: 2 }), { description: 'UTF-8 byte offsets [start, end) in the string at `path`' }),
+  field: Type.String({ description: 'name | title | description | inputSchema | outputSchema | annotations' }),
+  path: Type.String({ description: 'JSON Pointer into the definition' }),
+  key: Type.Optional(Type.Boolean({ description: 'the finding is in a property name (the last segment of path), not in a value' })),
+});
+
+const HeldTool = Type.Object({
+  tool: Type.String({ description: "the gateway's name of the tool" }),
+  mcpTool: Type.String({ description: "the tool's name on its server" }),
+  reason: Type.Union([Type.Literal('changed'), Type.Literal('poisoned')], { description: 'changed: another definition than the accepted one; poisoned: the definition checks found instructions or invisible characters in it' }),
+  listed: Type.Boolean({ description: 'false: no definition was ever accepted, so the tool is listed nowhere; true: the accepted one stays listed, calls are refused' }),
+  oldHash: NullableString,
+  newHash: Type.String(),
+  findings: Type.Array(DefinitionFindingView, { description: 'at most 64' }),
+  findingsOmitted: Type.Integer({ minimum: 0, description: 'findings beyond the first 64, left out' }),
+  definition: Type.Record(Type.String(), Type.Unknown(), { description: 'the held definition as the server listed it' }),
+});
+
 export const McpAdminView = Type.Object({
   servers: Type.Array(
     Type.Object({
@@ -93,6 +115,7 @@ export const McpAdminView = Type.Object({
       restarts: Type.Integer({ minimum: 0 }),
       lastError: NullableString,
       nextRetryAt: NullableString,
+      held: Type.Array(HeldTool, { description: 'Tools of this server held until an admin accepts them (POST /admin/tools/{tool}/accept)' }),
     }),
   ),
 });

@@ -1,7 +1,9 @@
 import type { FastifyInstance } from 'fastify';
 import type { Static } from '@sinclair/typebox';
 import type { Gateway } from '../gateway.js';
-import { canSee } from '../auth/caller.js';
+import { listable, unlisted } from '../tools/listable.js';
+import { hasRole } from '../auth/caller.js';
+import { heldError } from '../mcp/held.js';
 import { formatTool, type ToolFormat } from '../tools/formats.js';
 import { resolveTool } from '../pipeline/resolve.js';
 import { ClientWatch } from '../pipeline/client-gone.js';
@@ -26,7 +28,7 @@ export async function toolRoutes(app: FastifyInstance, opts: { gw: Gateway }): P
     },
     async (req) => {
       const format = (req.query.format ?? 'toolgate') as ToolFormat;
-      const tools = gw.registry.tools.filter((t) => canSee(req.caller, t)).map((t) => formatTool(t, format));
+      const tools = gw.registry.tools.filter((t) => listable(req.caller, t)).map((t) => formatTool(t, format));
       return { format, generation: gw.registry.generation, tools };
     },
   );
@@ -43,6 +45,8 @@ export async function toolRoutes(app: FastifyInstance, opts: { gw: Gateway }): P
     },
     async (req) => {
       const tool = resolveTool(gw.registry, req.params.name, req.caller, { lookOnly: true });
+      // A poisoned definition reaches no model: only an admin reads it here (and in GET /admin/mcp).
+      if (unlisted(tool) && !hasRole(req.caller, 'admin')) throw heldError(tool);
       return {
         ...formatTool(tool, 'toolgate'),
         backends: tool.backends.map((b) => {

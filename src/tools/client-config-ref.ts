@@ -30,6 +30,7 @@ const ServerSettingsSchema = Type.Object(
     prestart: Type.Optional(Type.Boolean()),
     pool: Type.Optional(McpPoolSettingsSchema),
     trustChanges: Type.Optional(Type.Boolean()),
+    acceptDefinitions: Type.Optional(Type.Record(Type.String({ minLength: 1 }), Type.String({ pattern: '^sha256:[0-9a-f]{64}$' }))),
   },
   { additionalProperties: false },
 );

@@ -11,7 +11,11 @@ function deprecationNotice(t: CompiledTool): string {
 
 /** A held MCP tool is listed with the definition last accepted, and says why calls are refused. */
 function heldNotice(t: CompiledTool): string {
-  return t.mcp?.held ? ' [Held: its MCP server changed this tool; calls are refused until an operator reviews the change.]' : '';
+  const held = t.mcp?.held;
+  if (!held) return '';
+  return held.reason === 'poisoned'
+    ? ' [Held: its MCP server offers a definition of this tool that failed the gateway\'s checks; calls are refused until an operator reviews it.]'
+    : ' [Held: its MCP server changed this tool; calls are refused until an operator reviews the change.]';
 }
 
 function described(t: CompiledTool): string {
@@ -33,7 +37,7 @@ export function toToolgate(t: CompiledTool) {
     timeoutMs: t.timeoutMs,
     deprecated: t.deprecated !== undefined,
     ...(t.deprecated?.replacement ? { replacement: t.deprecated.replacement } : {}),
-    ...(t.mcp ? { mcp: { server: t.mcp.server, tool: t.mcp.tool, hash: t.mcp.hash, ...(t.mcp.held ? { held: true, newHash: t.mcp.held.newHash } : {}) } } : {}),
+    ...(t.mcp ? { mcp: { server: t.mcp.server, tool: t.mcp.tool, hash: t.mcp.hash, ...(t.mcp.held ? { held: true, heldReason: t.mcp.held.reason, newHash: t.mcp.held.newHash } : {}) } } : {}),
   };
 }
 

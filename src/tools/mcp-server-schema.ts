@@ -57,6 +57,12 @@ const commonFields = {
     }),
   ),
   trustChanges: Type.Optional(Type.Boolean({ default: false, description: 'accept changed tool definitions without an admin' })),
+  acceptDefinitions: Type.Optional(
+    Type.Record(Type.String({ minLength: 1 }), Type.String({ pattern: '^sha256:[0-9a-f]{64}$' }), {
+      description:
+        "tool name on the server → the hash of a definition an admin reviewed: that exact definition is not held for the definition checks' findings (GET /admin/mcp and the accept answer give the hash). Acceptances through the admin route live in memory; this one outlives a restart.",
+    }),
+  ),
   resultGuards: Type.Optional(ResultGuardsSchema),
 };
 

@@ -1,4 +1,5 @@
 import type { ValidateFunction } from 'ajv';
+import type { Hold } from '../mcp/pins.js';
 import type { Role } from '../config/schema.js';
 import type { JsonTemplate, Template } from '../util/template.js';
 import type { CompiledMatch } from '../routing/match.js';
@@ -104,6 +105,10 @@ export interface McpImportInfo {
   readonly tool: string;
   /** Pin of the definition in use (name, title, description, schemas, annotations). */
   readonly hash: string;
-  /** The server now offers another definition: calls answer TOOL_CHANGED until an admin accepts it. */
-  readonly held?: { readonly newHash: string };
+  /**
+   * A definition is held (it changed, or the definition checks found instructions or invisible
+   * characters in it): calls answer TOOL_CHANGED until an admin accepts it. With `oldHash: null`
+   * nothing was ever accepted: the tool is not listed at all (see listable()).
+   */
+  readonly held?: Hold;
 }

@@ -101,7 +101,7 @@ describe('PinBook', () => {
     const [change] = pins.observe([v2], false);
     expect(change).toMatchObject({ tool: 't', status: 'held' });
     expect(change?.oldHash).not.toBe(change?.newHash);
-    expect(pins.listed([v2])).toEqual([{ def: v1, hash: change?.oldHash, held: { newHash: change?.newHash } }]);
+    expect(pins.listed([v2])).toEqual([{ def: v1, hash: change?.oldHash, held: { newHash: change?.newHash, reason: 'changed', oldHash: change?.oldHash, findings: [], definition: v2 } }]);
     expect(pins.observe([v2], false)).toEqual([]); // already held: no second record
     expect(pins.accept('t')).toMatchObject({ status: 'accepted', newHash: change?.newHash });
     expect(pins.listed([v2])).toEqual([{ def: v2, hash: change?.newHash }]);

@@ -4,8 +4,11 @@
 // - Every value from the API is shown with textContent (or as an attribute value through
 //   setAttribute/dataset), never parsed as HTML: tool arguments are attacker-controlled.
 // - The key lives in this tab only (sessionStorage, or memory when that is unavailable) and is sent
-//   only as `Authorization: Bearer` to relative /v1/ URLs of this origin (fetch mode same-origin,
-//   no credentials, no referrer, no redirects followed).
+//   only as `Authorization: Bearer` to relative URLs of this origin: /v1/…, GET /admin/mcp and
+//   POST /admin/tools/{name}/accept (fetch mode same-origin, no credentials, no referrer, no
+//   redirects followed).
+// - A held tool's definition is an MCP server's own text, possibly written to steer a model: it is
+//   shown as text, with invisible characters made visible, never as HTML.
 'use strict';
 
 (function () {
@@ -99,9 +102,13 @@
     }
   }
 
-  /** The only network access of the page: same-origin /v1/ calls carrying the key. */
+  const ADMIN_PATHS = [/^\/admin\/mcp$/, /^\/admin\/tools\/[^/?#]+\/accept$/];
+
+  /** The only network access of the page: same-origin /v1/ calls (and the two admin routes of held tools) carrying the key. */
   async function api(path, opts) {
-    if (typeof path !== 'string' || !path.startsWith('/v1/')) throw new Error('console: refusing a request outside /v1/');
+    if (typeof path !== 'string' || !(path.startsWith('/v1/') || ADMIN_PATHS.some((re) => re.test(path)))) {
+      throw new Error('console: refusing a request outside /v1/ and the held-tool admin routes');
+    }
     const headers = { accept: 'application/json' };
     if (key) headers.authorization = 'Bearer ' + key;
     const init = {
@@ -401,7 +408,14 @@
       const row = el(
         'tr',
         { dataset: { tool: String(t.name) } },
-        el('td', { className: 'tool-name' }, String(t.name), t.deprecated ? el('span', { className: 'muted' }, ' (deprecated)') : null),
+        el(
+          'td',
+          { className: 'tool-name' },
+          String(t.name),
+          t.deprecated ? el('span', { className: 'muted' }, ' (deprecated)') : null,
+          // A held MCP tool: calls are refused until an admin accepts (the held tools section says why).
+          t.mcp && t.mcp.held ? el('span', { className: 'reason held-mark', dataset: { reason: token(t.mcp.heldReason) } }, 'held: ' + (t.mcp.heldReason === 'poisoned' ? 'definition with findings' : 'changed definition')) : null,
+        ),
         el('td', null, String(t.sideEffect)),
         el('td', null, String(t.confirm)),
         td,
@@ -427,6 +441,93 @@
     for (const rest of cells.slice(MAX_TOOL_DETAILS)) backendCell(rest.td, null);
   }
 
+  // ---- held MCP tools ----
+
+  // Unicode tags, zero-width and bidi controls, word joiners, BOM: shown as \u{…} so the admin sees them.
+  const INVISIBLE = /[\u{E0000}-\u{E007F}\u200B-\u200F\u202A-\u202E\u2060-\u2064\u2066-\u2069\uFEFF]/gu;
+  const visible = (text) => text.replace(INVISIBLE, (c) => '\\u{' + c.codePointAt(0).toString(16).toUpperCase() + '}');
+
+  /** One finding as a badge: kind · action ×count (never the matched text: records do not carry it). */
+  function findingBadge(f) {
+    const parts = [String(f.kind), String(f.action)];
+    const count = typeof f.count === 'number' && f.count > 1 ? ' ×' + f.count : '';
+    return el('span', { className: 'finding action-' + token(f.action), dataset: { kind: String(f.kind), action: String(f.action) } }, parts.join(' · ') + count);
+  }
+
+  function findingsTable(findings) {
+    const rows = findings.map((f) =>
+      el(
+        'tr',
+        { dataset: { kind: String(f.kind), path: String(f.path) } },
+        el('td', null, String(f.kind)),
+        el('td', null, String(f.field)),
+        el('td', { className: 'path' }, visible(String(f.path)) + (f.key ? ' (property name)' : '')),
+        el('td', null, String(f.count)),
+        el('td', null, Array.isArray(f.offsets) ? f.offsets.map((o) => Array.isArray(o) ? o[0] + '–' + o[1] : '?').join(', ') : ''),
+      ),
+    );
+    return el(
+      'table',
+      { className: 'findings' },
+      el('thead', null, el('tr', null, el('th', null, 'kind'), el('th', null, 'field'), el('th', null, 'JSON path'), el('th', null, 'count'), el('th', null, 'byte offsets'))),
+      el('tbody', null, ...rows),
+    );
+  }
+
+  function heldCard(server, h) {
+    const poisoned = h.reason === 'poisoned';
+    const kinds = poisoned ? Array.from(new Set((h.findings || []).map((f) => String(f.kind)))) : [];
+    const why = poisoned
+      ? 'poisoned definition: ' + kinds.join(', ') + (h.oldHash === null ? ' (new tool: listed nowhere)' : ' (changed: the accepted definition stays listed)')
+      : 'changed definition';
+    const accept = el('button', { className: 'accept', type: 'button' }, 'Accept this definition');
+    const result = el('div', { className: 'muted accept-result' });
+    const root = el(
+      'article',
+      { className: 'held reason-' + token(h.reason), dataset: { tool: String(h.tool), reason: String(h.reason) } },
+      el('div', { className: 'title' }, String(h.tool), el('span', { className: 'reason' }, why)),
+      meta([
+        ['MCP server', String(server)],
+        ['name on the server', String(h.mcpTool)],
+        ['accepted hash', h.oldHash === null ? 'none (never accepted)' : String(h.oldHash)],
+        ['held hash', String(h.newHash)],
+      ]),
+      poisoned && Array.isArray(h.findings) && h.findings.length ? findingsTable(h.findings) : null,
+      typeof h.findingsOmitted === 'number' && h.findingsOmitted > 0 ? el('div', { className: 'muted' }, '… and ' + h.findingsOmitted + ' more findings (not listed)') : null,
+      el('div', { className: 'muted' }, 'held definition (the server\'s own text; invisible characters shown as \\u{…}):'),
+      el('pre', { className: 'definition' }, clip(visible(json(h.definition)))),
+      el('div', { className: 'actions' }, accept, result),
+    );
+    accept.addEventListener('click', async () => {
+      accept.disabled = true;
+      const res = await api('/admin/tools/' + encodeURIComponent(String(h.tool)) + '/accept', { method: 'POST', body: {} });
+      result.textContent = res.ok ? 'Accepted: the tool serves this definition from generation ' + String(res.body && res.body.generation) + ' on.' : 'Accept failed: ' + res.error;
+      result.classList.toggle('error', !res.ok);
+      if (!res.ok) accept.disabled = false;
+      await Promise.all([loadHeld(), loadTools(), auditAllowed ? loadAudit(true) : null]);
+    });
+    return root;
+  }
+
+  async function loadHeld() {
+    if (key === null) return;
+    const res = await api('/admin/mcp');
+    if (!res.ok) {
+      $('held-list').replaceChildren();
+      $('held-count').textContent = '';
+      $('held-empty').hidden = true;
+      showMessage('held-message', res.status === 403 ? 'This key lacks the admin role: held tools are shown to admin keys only.' : describeAuthError(res, 'admin'), res.status !== 403);
+      return;
+    }
+    showMessage('held-message', '');
+    const cardsOut = [];
+    const servers = Array.isArray(res.body && res.body.servers) ? res.body.servers : [];
+    for (const srv of servers) for (const h of Array.isArray(srv.held) ? srv.held : []) cardsOut.push(heldCard(srv.name, h));
+    $('held-list').replaceChildren(...cardsOut);
+    $('held-count').textContent = cardsOut.length ? '(' + cardsOut.length + ')' : '';
+    $('held-empty').hidden = cardsOut.length > 0;
+  }
+
   // ---- audit ----
 
   function auditRow(r) {
@@ -435,9 +536,13 @@
       .map(String)
       .join(' · ');
     const cell = (v) => el('td', null, v === undefined || v === null ? '' : String(v));
+    const findings = Array.isArray(r.findings) ? r.findings.filter((f) => f && typeof f === 'object') : [];
     return el(
       'tr',
-      { dataset: { id: r.id === undefined ? '' : String(r.id), outcome: r.outcome === undefined ? '' : String(r.outcome) } },
+      {
+        className: findings.length ? 'flagged' : undefined,
+        dataset: { id: r.id === undefined ? '' : String(r.id), outcome: r.outcome === undefined ? '' : String(r.outcome), findings: String(findings.length) },
+      },
       el('td', { className: 'nowrap' }, localTime(r.ts)),
       el('td', { className: 'outcome-' + token(r.outcome) }, label, r.note ? el('div', { className: 'muted note-text' }, 'note: ' + String(r.note)) : null),
       cell(r.tool),
@@ -446,6 +551,7 @@
       cell(r.callId),
       cell(r.errorCode),
       cell(r.durationMs),
+      el('td', { className: 'findings-cell' }, ...findings.map(findingBadge)),
       el('td', null, r.args === undefined ? '' : el('pre', { className: 'audit-args' }, clip(json(r.args)))),
     );
   }
@@ -457,6 +563,7 @@
       const v = $(id).value.trim();
       if (v) q.set(param, v);
     }
+    if ($('audit-flagged').checked) q.set('findings', 'true');
     q.set('limit', $('audit-limit').value || '50');
     if (!reset && auditCursor) q.set('cursor', auditCursor);
     const res = await api('/v1/audit?' + q.toString());
@@ -487,7 +594,7 @@
   // ---- wiring ----
 
   function refreshAll() {
-    return Promise.all([loadPending(), loadTools(), loadAudit(true)]);
+    return Promise.all([loadPending(), loadTools(), loadHeld(), loadAudit(true)]);
   }
 
   function schedule() {
@@ -528,7 +635,10 @@
     $('audit-body').replaceChildren();
     $('audit-table').hidden = true;
     $('audit-more').hidden = true;
-    for (const id of ['pending-message', 'tools-message', 'audit-message']) showMessage(id, '');
+    $('held-list').replaceChildren();
+    $('held-count').textContent = '';
+    $('held-empty').hidden = true;
+    for (const id of ['pending-message', 'tools-message', 'held-message', 'audit-message']) showMessage(id, '');
     $('forget').hidden = true;
     $('refresh').disabled = true;
     $('key').placeholder = 'Bearer key (approver; admin for the audit log)';
