@@ -4,8 +4,8 @@ import type { CompiledTool } from '../tools/types.js';
 
 /**
  * The held error (TOOL_CHANGED) of a held MCP tool, saying why: a changed definition, or findings
- * (their kinds and where, never the text) in a poisoned one. src/pipeline/resolve.ts answers calls
- * with its own TOOL_CHANGED (same code, status and details); this one serves GET /v1/tools/{name}.
+ * (their kinds and where, never the text) in a poisoned one: calls (src/pipeline/resolve.ts) and
+ * GET /v1/tools/{name} answer it.
  */
 export function heldError(tool: CompiledTool): GatewayError {
   const mcp = tool.mcp;

@@ -3,6 +3,7 @@ import { canSee, type Caller } from '../auth/caller.js';
 import { closeNames } from '../tools/names.js';
 import type { Registry } from '../tools/registry.js';
 import type { CompiledTool } from '../tools/types.js';
+import { heldError } from '../mcp/held.js';
 
 /**
  * Stage: the tool the caller named, visible to it and (unless looking only) neither deprecated
@@ -32,12 +33,7 @@ export function resolveTool(registry: Registry, name: string, caller: Caller, op
       details: repl ? [{ message: 'replacement', replacement: repl }] : [],
     });
   }
-  const mcp = tool.mcp;
-  if (mcp?.held && !opts.lookOnly) {
-    throw new GatewayError('TOOL_CHANGED', `tool '${tool.name}' changed on MCP server '${mcp.server}' and is held until an admin accepts the change`, {
-      details: [{ message: 'definition changed', server: mcp.server, oldHash: mcp.hash, newHash: mcp.held.newHash }],
-    });
-  }
+  if (tool.mcp?.held && !opts.lookOnly) throw heldError(tool);
   return tool;
 }
 
