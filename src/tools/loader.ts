@@ -83,7 +83,7 @@ async function loadOpenApi(file: string, raw: object, lineOf: (p: string) => num
   const book = ctx.openapi;
   if (!book) return { tools: [], problems: [{ file, path: '/kind', message: 'a kind: openapi file is loaded with its tools directory' }] };
   const out = await book.load({ file, toolsDir: ctx.dir, spec: expanded, lineOf, defaults: ctx.defaults, ajv: schemaAjv });
-  return { tools: out.tools, problems: out.problems, ...(out.summary ? { openapi: out.summary } : {}) };
+  return { tools: out.tools, problems: out.problems, ...(out.summary ? { openapi: out.summary } : {}), ...(out.warnings ? { warnings: [...out.warnings] } : {}) };
 }
 
 /** Backends' client secrets written in the file (before expansion). */
