@@ -103,7 +103,8 @@ export function operationDefs(spec: OpenApiFile, doc: OpenApiDocument, lineOf: (
   const paths = isRec(doc['paths']) ? doc['paths'] : {};
   for (const [path, item] of Object.entries(paths)) {
     if (!isRec(item)) continue;
-    for (const method of METHODS) {
+    // In the document's order: names and skips read like the document.
+    for (const method of Object.keys(item).filter((k): k is (typeof METHODS)[number] => (METHODS as readonly string[]).includes(k))) {
       const op = item[method];
       if (!isRec(op)) continue;
       const pointer = `/paths${toPointer([path, method])}`;

@@ -82,9 +82,12 @@ function schemePlan(name: string, scopes: readonly string[], ctx: SecurityContex
   }
   if (type === 'http') {
     const kind = String(scheme['scheme'] ?? '').toLowerCase();
-    if (/[^\x21-\x7e]/.test(secret)) return `auth.${name} holds a space or a control character`;
-    if (kind === 'bearer') return { scheme: name, kind: 'bearer', token: secret };
-    if (kind === 'basic') return secret.includes(':') ? { scheme: name, kind: 'basic', userPass: secret } : `auth.${name} must be "user:password" for HTTP basic`;
+    if (kind === 'bearer') return /[^\x21-\x7e]/.test(secret) ? `auth.${name} holds a space or a control character` : { scheme: name, kind: 'bearer', token: secret };
+    if (kind === 'basic') {
+      // base64 carries any text; a control character in a password is a mistake in the variable, not a password.
+      if (/[\x00-\x1f\x7f]/.test(secret)) return `auth.${name} holds a control character`;
+      return secret.includes(':') ? { scheme: name, kind: 'basic', userPass: secret } : `auth.${name} must be "user:password" for HTTP basic`;
+    }
     return `HTTP scheme '${kind}' of '${name}' is not supported (bearer and basic are)`;
   }
   if (type === 'oauth2') {
