@@ -11,7 +11,7 @@ import { connectIssuers, summarizeIssuers } from './oidc.js';
 import { withLine } from './locate.js';
 import { findInlineSecrets } from './secrets.js';
 import type { CheckReport, CheckWarning, ToolSummary } from './types.js';
-import { openToAll, serverWarnings, toolWarnings, type KeyScope } from './warnings.js';
+import { openApiWarnings, openToAll, serverWarnings, toolWarnings, type KeyScope } from './warnings.js';
 
 export interface CheckOptions {
   readonly config?: string | undefined;
@@ -106,7 +106,8 @@ export async function runCheck(opts: CheckOptions): Promise<CheckReport> {
   const rawOf = (file: string) => (raws.has(file) ? raws.get(file) : readRaw(file));
   errors.push(...registry.problems.map((p) => withLine(p, rawOf(p.file))));
   const open = openToAll(loaded.config.auth.mode, loadedKeys(loaded, configRaw), loaded.config.auth.oidc);
-  for (const t of registry.tools) warnings.push(...toolWarnings(t, rawOf, open));
+  for (const t of registry.tools) if (!t.openapi) warnings.push(...toolWarnings(t, rawOf, open));
+  for (const o of registry.openapi) warnings.push(...openApiWarnings(o.file, registry.tools.filter((t) => t.openapi && t.source.file === o.file), rawOf, open));
   for (const s of registry.servers) warnings.push(...serverWarnings(s));
   const connected = opts.connectTimeoutMs === undefined || registry.servers.length === 0
     ? undefined
