@@ -167,7 +167,8 @@ export async function loadToolsDir(ctx: LoadContext, previous?: Registry): Promi
   for (const t of previous?.tools ?? []) lastGood.set(t.source.file, [...(lastGood.get(t.source.file) ?? []), t]);
   const book = ctx.openapi ?? new OpenApiBook();
   const results = await loadFiles(names.map((name) => join(ctx.dir, name)), { ...ctx, openapi: book }, lastGood);
-  if (ctx.openapi) ctx.openapi.retain(new Set(names.map((name) => join(ctx.dir, name))));
+  // The state (pins, cache, timer) of an openapi file lives while it is one; a file that fails to load keeps it.
+  if (ctx.openapi) ctx.openapi.retain(new Set(results.flatMap((r, i) => (r.openapi || r.problems.length > 0 ? [join(ctx.dir, names[i] as string)] : []))));
   else book.close();
 
   const chosen = new Map<string, CompiledTool>();

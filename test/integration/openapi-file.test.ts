@@ -207,4 +207,45 @@ describe('kind: openapi with spec: (a document in tools.d)', () => {
     expect((await listed()).find((t) => t.name === 'pets.delete_all')).toMatchObject({ confirm: false });
     expect(gw.app.gw.registry.get('pets.delete_all')?.openapi?.held).toBeUndefined();
   });
+
+  it('a document that moves its server is held; editing the file (timeoutMs, baseUrl) is not, and does not release a held change', async () => {
+    const withServer = (url: string) => doc(PETS, { servers: [{ url }] });
+    rmSync(join(gw.toolsDir, 'pets.yaml'));
+    await reload(); // a fresh start: no pins
+    writeSpec(withServer(up.url));
+    gw.writeTool('pets.yaml', { kind: 'openapi', name: 'pets', spec: './specs/pets.yaml' });
+    expect((await reload()).errors).toEqual([]);
+    expect((await gw.call('pets.status', {}, { key: KEYS.agent })).statusCode).toBe(200);
+    // The file edited, the document not: the operator's change, served at once.
+    gw.writeTool('pets.yaml', { kind: 'openapi', name: 'pets', spec: './specs/pets.yaml', timeoutMs: 4000 });
+    expect((await reload()).errors).toEqual([]);
+    expect(gw.app.gw.registry.get('pets.status')).toMatchObject({ timeoutMs: 4000, openapi: { hash: expect.any(String) } });
+    expect(gw.app.gw.registry.get('pets.status')?.openapi?.held).toBeUndefined();
+    // The document sends every operation elsewhere: all held, nothing goes there.
+    writeSpec(withServer('http://127.0.0.1:1/evil'));
+    expect((await reload()).errors).toEqual([]);
+    expect((await gw.call('pets.status', {}, { key: KEYS.agent })).json().error.code).toBe('TOOL_CHANGED');
+    expect(gw.app.gw.registry.tools.filter((t) => t.openapi?.held).map((t) => t.name)).toEqual(['pets.create_pet', 'pets.delete_all', 'pets.list_pets', 'pets.status']);
+    // An edit of the file meanwhile does not release them.
+    gw.writeTool('pets.yaml', { kind: 'openapi', name: 'pets', spec: './specs/pets.yaml', timeoutMs: 5000 });
+    expect((await reload()).errors).toEqual([]);
+    expect((await gw.call('pets.status', {}, { key: KEYS.agent })).json().error.code).toBe('TOOL_CHANGED');
+    const before = up.seen.length;
+    expect((await gw.app.inject({ method: 'POST', url: '/admin/tools/pets.status/accept', headers: as('admin') })).statusCode).toBe(200);
+    const moved = await gw.call('pets.status', {}, { key: KEYS.agent });
+    expect(moved.json().error?.code, moved.body).not.toBe('TOOL_CHANGED'); // accepted: now it goes where the document says (nothing listens)
+    expect(up.seen.length).toBe(before);
+    expect((await gw.call('pets.list_pets', {}, { key: KEYS.agent })).json().error.code).toBe('TOOL_CHANGED');
+  });
+
+  it('a broken tools.d file keeps its pins: breaking and mending it does not release a held change', async () => {
+    writeSpec(doc({ ...PETS, '/status': { get: { ...PETS['/status']?.['get'], summary: 'changed' } } }));
+    expect((await reload()).errors).toEqual([]);
+    expect(gw.app.gw.registry.get('pets.status')?.openapi?.held).toBeDefined();
+    gw.writeTool('pets.yaml', 'kind: openapi\nname: pets\nspec: [unclosed\n');
+    expect((await reload()).errors).not.toEqual([]);
+    gw.writeTool('pets.yaml', { kind: 'openapi', name: 'pets', spec: './specs/pets.yaml', baseUrl: up.url });
+    expect((await reload()).errors).toEqual([]);
+    expect(gw.app.gw.registry.get('pets.status')?.openapi?.held).toBeDefined();
+  });
 });
