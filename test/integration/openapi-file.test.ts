@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { echoTool, startGateway, type TestGateway } from '../helpers/app.js';
@@ -134,6 +134,19 @@ describe('kind: openapi with spec: (a document in tools.d)', () => {
     gw.writeTool('escape.yaml', 'kind: openapi\nname: escape\nspec: ../outside.yaml\n');
     const r = await reload();
     expect(r.errors).toEqual([{ file: join(gw.toolsDir, 'escape.yaml'), line: 3, path: '/spec', message: expect.stringContaining('outside the tools directory') }]);
+    expect(names().filter((n) => n.startsWith('escape.'))).toEqual([]);
+  });
+
+  it.each([
+    ['an absolute path', () => '/etc/hostname'],
+    ['a path through ..', () => 'specs/../../outside.yaml'],
+    ['a symlink in tools.d that leads outside', () => 'specs/link.yaml'],
+  ])('a spec that is %s is refused, and nothing of that file is read', async (_what, target) => {
+    writeFileSync(join(gw.dir, 'outside.yaml'), doc(PETS));
+    symlinkSync(join(gw.dir, 'outside.yaml'), join(gw.toolsDir, 'specs', 'link.yaml'));
+    gw.writeTool('escape.yaml', { kind: 'openapi', name: 'escape', spec: target() });
+    const r = await reload();
+    expect(r.errors).toEqual([expect.objectContaining({ file: join(gw.toolsDir, 'escape.yaml'), path: '/spec', message: expect.stringMatching(/outside the tools directory/) })]);
     expect(names().filter((n) => n.startsWith('escape.'))).toEqual([]);
   });
 
