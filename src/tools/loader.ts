@@ -84,6 +84,12 @@ async function loadOpenApi(file: string, raw: object, lineOf: (p: string) => num
   // Checked against the branch the file chose (url: or spec:), so problems speak of that one only.
   const check = 'url' in raw ? openApiFromUrl : openApiFromFile;
   if (!check(expanded)) return { tools: [], problems: ajvProblems(check.errors, file, lineOf) };
+  // Every auth value is a secret, even one written literally (check warns about it): masked wherever it could appear.
+  for (const v of Object.values(expanded.auth ?? {})) {
+    if (v.length >= 6) ctx.secrets.add(v);
+    const password = v.includes(':') ? v.slice(v.indexOf(':') + 1) : '';
+    if (password.length >= 6) ctx.secrets.add(password);
+  }
   const book = ctx.openapi;
   if (!book) return { tools: [], problems: [{ file, path: '/kind', message: 'a kind: openapi file is loaded with its tools directory' }] };
   const out = await book.load({ file, toolsDir: ctx.dir, spec: expanded, lineOf, defaults: ctx.defaults, ajv: schemaAjv });

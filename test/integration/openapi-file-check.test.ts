@@ -62,8 +62,12 @@ describe('toolgate check with an OpenAPI document', () => {
     expect(json.openapi[0]?.skipped).toEqual([expect.objectContaining({ operation: 'GET /search', line: expect.any(Number) })]);
     writeFileSync(join(tools, 'broken.yaml'), stringify({ kind: 'openapi', name: 'broken', spec: 'specs/broken.yaml' }));
     writeFileSync(join(tools, 'specs', 'broken.yaml'), 'openapi: 3.0.3\ninfo: {title: b, version: "1"}\npaths:\n  /x: {get: [\n');
+    writeFileSync(join(tools, 'literal.yaml'), stringify({ kind: 'openapi', name: 'lit', spec: 'specs/pets.yaml', baseUrl: 'http://127.0.0.1:9', auth: { petauth: 'literal-key-123456' } }));
     const r = run(['--config', config]);
     expect(r.code).toBe(1);
+    // An auth value is a secret whatever its scheme is called: written literally, it is flagged.
+    expect(r.stdout).toContain(`warning: ${join(tools, 'literal.yaml')}:`);
+    expect(r.stdout).toMatch(/literal\.yaml:\d+: \/auth\/petauth: auth 'petauth' holds a literal secret: write it as \$\{env:NAME\} \[inline-secret\]/);
     expect(r.stdout).toMatch(new RegExp(`${join(tools, 'specs', 'broken.yaml').replace(/[.]/g, '\\.')}:\\d+: .*YAML`));
   });
 });

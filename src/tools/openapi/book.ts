@@ -100,6 +100,10 @@ export class OpenApiBook {
       const read = await readDocument(doc.text, { file: doc.source });
       if ('problems' in read) return { tools: [], problems: read.problems.map((p) => ({ ...p, file: p.file || doc.source })) };
       const ops = operationDefs(spec, read.doc, read.lineOf, { file: doc.source, refs: read.refs, specFile: file, specLineOf: input.lineOf });
+      // A setting of the file that cannot be used (an auth scheme the document lacks, no server) stops the file, as a
+      // schema error would; a problem inside one operation skips that operation only.
+      const fatal = ops.problems.filter((p) => p.file === file || !p.path.startsWith('/paths/'));
+      if (fatal.length > 0) return { tools: [], problems: fatal };
       const skipped = ops.problems.map((p) => skippedOf({ ...p, file: p.file || doc.source }));
       parsed = { docHash: doc.hash, specHash, version: read.version, defs: ops.ops, skipped, warnings: ops.warnings };
       state.parsed = parsed;
