@@ -22,6 +22,7 @@ async function defsOf(doc: unknown, spec: Partial<OpenApiFile> = {}): Promise<Op
   return operationDefs(file, r.doc, r.lineOf, { file: DOC, refs: r.refs });
 }
 
+const str = { type: 'string' };
 const ok = { '200': { description: 'ok', content: { 'application/json': { schema: { type: 'object', properties: { id: { type: 'integer' } } } } } } };
 const oa30 = (paths: unknown, extra: Record<string, unknown> = {}) => ({ openapi: '3.0.3', info: { title: 't', version: '1' }, paths, ...extra });
 const oa31 = (paths: unknown, extra: Record<string, unknown> = {}) => ({ openapi: '3.1.0', info: { title: 't', version: '1' }, paths, ...extra });
@@ -116,6 +117,19 @@ describe('OpenAPI operations as tool definitions', () => {
     expect(tools['pets.get_pets']).toMatchObject({ sideEffect: 'read', idempotent: true, confirm: false, openapi: { spec: 'pets', method: 'GET', path: '/pets' } });
     expect(tools['pets.search_pets']).toMatchObject({ sideEffect: 'read', idempotent: true });
     expect(tools['pets.patch_pets']).toMatchObject({ sideEffect: 'destructive', idempotent: false, confirm: true });
+  });
+
+  it('3.0 schema keywords become 2020-12 where they are keywords, never where they are property names', async () => {
+    const schema = { type: 'object', properties: { example: { type: 'string', example: 'x' }, nullable: { type: 'integer', nullable: true, minimum: 0, exclusiveMinimum: true }, level: { type: 'string', enum: ['a'], nullable: true } } };
+    const { ops } = await defsOf(oa30({ '/a': { post: { operationId: 'a', requestBody: { required: true, content: { 'application/json': { schema } } }, responses: ok } } }));
+    expect((ops[0]!.file.inputSchema!['properties'] as Record<string, unknown>)['body']).toEqual({
+      type: 'object',
+      properties: { example: { type: 'string', examples: ['x'] }, nullable: { type: ['integer', 'null'], exclusiveMinimum: 0 }, level: { type: ['string', 'null'], enum: ['a', null] } },
+    });
+    const v2 = await read({ swagger: '2.0', info: { title: 't', version: '1' }, paths: { '/a': { post: { operationId: 'a', parameters: [{ name: 'b', in: 'body', required: true, schema: { $ref: '#/definitions/Props' } }], responses: { '200': { description: 'ok' } } } } }, definitions: { Props: { type: 'object', properties: { example: { $ref: '#/definitions/Json' }, default: { $ref: '#/definitions/Json' } } }, Json: { type: 'object' } } });
+    const d = operationDefs({ kind: 'openapi', name: 'k', spec: 'x', baseUrl: 'http://127.0.0.1:9' } as OpenApiFile, v2.doc, v2.lineOf, { file: DOC, refs: v2.refs });
+    expect(d.problems).toEqual([]);
+    expect((d.ops[0]!.file.inputSchema!['properties'] as Record<string, unknown>)['body']).toEqual({ type: 'object', properties: { example: { type: 'object' }, default: { type: 'object' } } });
   });
 
   it('include and exclude: globs on operationId, tag and "METHOD /path"', async () => {
@@ -266,6 +280,20 @@ describe('OpenAPI operations that cannot be tools are skipped, each with file, p
     expect(problems[0]).toMatchObject({ line: 10, path: '/paths/~1a/get/parameters/0/style' });
   });
 
+  it('in a JSON document too (lines found by one scan, only when a problem asks)', async () => {
+    const doc = oa31({ '/a': { get: { operationId: 'a', responses: ok } }, '/b': { get: { operationId: 'b', parameters: [{ name: 'q', in: 'query', style: 'label', schema: str }], responses: ok } } });
+    const text = JSON.stringify(doc, null, 2);
+    const r = await readDocument(text, { file: 'api.json' });
+    if ('problems' in r) throw new Error('unexpected');
+    const { problems } = operationDefs({ kind: 'openapi', name: 'p', spec: 'x', baseUrl: 'http://127.0.0.1:9' } as OpenApiFile, r.doc, r.lineOf, { file: 'api.json', refs: r.refs });
+    const want = text.split('\n').findIndex((l) => l.includes('"style": "label"')) + 1;
+    expect(problems).toEqual([expect.objectContaining({ file: 'api.json', line: want, path: '/paths/~1b/get/parameters/0/style' })]);
+    const lines = text.split('\n');
+    const b = lines.findIndex((l) => l.includes('"/b"'));
+    expect(r.lineOf('/paths/~1b/get')).toBe(b + 2); // the key "get" on the line after "/b"
+    expect(lines[b + 1]).toContain('"get"');
+  });
+
   it('a bad x-toolgate-side-effect skips the operation rather than guessing', async () => {
     const { names, problems } = await skipped(oa31({ '/a': { post: { operationId: 'a', 'x-toolgate-side-effect': 'reed', responses: ok } } }));
     expect(names).toEqual([]);
@@ -333,6 +361,28 @@ describe('OpenAPI documents that cannot be read', () => {
     expect(b!.plan.auth).toEqual([]);
     expect(c!.plan.auth).toEqual([{ scheme: 'key', kind: 'apiKey', in: 'query', name: 'api_key', value: 'k-123456' }]);
     expect(r.warnings.map((w) => w.message)).toEqual([expect.stringContaining("GET /b: its security requirements cannot be met, so calls go without credentials: no secret for 'basic' in auth")]);
+    const many = await defsOf(oa31({ '/x': { get: { responses: ok }, put: { responses: ok } }, '/y': { get: { responses: ok } } }, { security: [{ basic: [] }], components: { securitySchemes: { basic: { type: 'http', scheme: 'basic' } } } }));
+    expect(many.warnings.map((w) => w.message)).toEqual(["3 operations (GET /x, PUT /x, GET /y): its security requirements cannot be met, so calls go without credentials: no secret for 'basic' in auth"]);
     expect(r.problems).toEqual([expect.objectContaining({ path: '/auth/nosuch', message: expect.stringContaining("no securityScheme 'nosuch'") })]);
+  });
+});
+
+describe('schemas checked at load without compiling them (what imported $defs and patterns need)', () => {
+  const ctx = { file: 'f', fileHash: 'h', defaults, ajv: createAjv(), lineOf: () => undefined };
+  const tool = (inputSchema: Record<string, unknown>) =>
+    compileOperation(
+      { spec: 'p', name: 'p.a', operationId: 'a', method: 'GET', path: '/a', pointer: '/paths/~1a/get', tags: [], overrideKey: undefined, hash: 'x', plan: { method: 'GET', origin: 'http://127.0.0.1:9', basePath: '', path: '/a', params: [], auth: [] }, file: { name: 'p.a', description: 'd', sideEffect: 'read', inputSchema, backends: [{ id: 'p', http: { method: 'GET', url: 'http://127.0.0.1:9/a' } }] } },
+      ctx,
+    );
+
+  it('a $ref to a missing definition and a bad pattern are still load-time problems; a present $defs target validates on first use', () => {
+    expect(tool({ type: 'object', properties: { a: { $ref: '#/$defs/Missing' } }, $defs: { Other: {} } })).toEqual([expect.objectContaining({ path: '/inputSchema', message: expect.stringContaining('not a valid JSON Schema') })]);
+    expect(tool({ type: 'object', properties: { a: { type: 'string', pattern: '(' } } })).toEqual([expect.objectContaining({ path: '/inputSchema' })]);
+    expect(tool({ type: 'object', patternProperties: { '[': {} } })).toEqual([expect.objectContaining({ path: '/inputSchema' })]);
+    const t = tool({ type: 'object', properties: { n: { $ref: '#/$defs/N' }, code: { type: 'string', pattern: '^[a-z]+$' } }, $defs: { N: { type: 'object', properties: { next: { $ref: '#/$defs/N' } }, additionalProperties: false } } });
+    if (Array.isArray(t)) throw new Error(JSON.stringify(t));
+    expect(t.validateArgs({ n: { next: { next: {} } }, code: 'abc' })).toBe(true);
+    expect(t.validateArgs({ n: { next: { nope: 1 } } })).toBe(false);
+    expect(t.validateArgs({ code: 'ABC' })).toBe(false);
   });
 });

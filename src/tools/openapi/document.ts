@@ -1,21 +1,26 @@
-import { dereference, upgrade } from '@scalar/openapi-parser';
-import { parseSource, SourceError, type FileProblem } from '../../util/source.js';
+import { dereference } from '@scalar/openapi-parser';
+import { upgradeFromTwoToThree } from '@scalar/openapi-upgrader/2.0-to-3.0';
+import jsonc from 'jsonc-parser';
+import { parseSource, pointerSegments, SourceError, toPointer, type FileProblem } from '../../util/source.js';
 
 /**
  * Reads an OpenAPI document with @scalar/openapi-parser. Chosen over @apidevtools/swagger-parser
  * and @readme/openapi-parser because one maintained, pure-JS package (no install scripts) does the
- * three things we need: it upgrades Swagger 2.0 and OpenAPI 3.0 to 3.1 (so every schema arrives as
- * JSON Schema 2020-12, what the gateway validates with), it dereferences with circular $refs kept
- * as shared objects, and it never reads a file or the network unless given a plugin (we give
- * none: a remote $ref stays unresolved and its operations are skipped). We do not use its
- * validator: real documents break the meta-schema in ways that do not matter for calling them,
- * and each operation is checked for what its tool needs instead.
+ * things we need: its upgrader turns Swagger 2.0 into OpenAPI 3.0 (body and formData parameters,
+ * collectionFormat, host and basePath), it dereferences with circular $refs kept as shared
+ * objects, and it never reads a file or the network unless given a plugin (we give none: a remote
+ * $ref stays unresolved and its operations are skipped). Its 3.0 → 3.1 upgrade is not used: it
+ * rewrites a property *named* `example` as if it were the keyword (Kubernetes' JSONSchemaProps);
+ * the 3.0 schema keywords (nullable, example, boolean exclusiveMinimum) are translated where the
+ * schemas are written out (schema-convert.ts), which knows a keyword from a property name. Its
+ * validator is not used either: real documents break the meta-schema in ways that do not matter
+ * for calling them; each operation is checked for what its tool needs instead.
  * Version 0.24 is the newest that supports Node 20 (later ones need Node 22).
  */
 
 export type OpenApiVersion = '2.0' | '3.0' | '3.1';
 
-/** A dereferenced OpenAPI 3.1 document (Swagger 2.0 and 3.0 upgraded). May contain cycles: walk it with a visited set. */
+/** A dereferenced OpenAPI 3.0 or 3.1 document (Swagger 2.0 upgraded to 3.0). May contain cycles: walk it with a visited set. */
 export type OpenApiDocument = Readonly<Record<string, unknown>>;
 
 export interface ReadDocument {
@@ -54,9 +59,9 @@ export async function readDocument(text: string, source: { file: string }): Prom
 
   let upgraded: unknown;
   try {
-    upgraded = version === '3.1' ? raw : upgrade(raw).specification;
+    upgraded = version === '2.0' ? upgradeFromTwoToThree(raw) : raw;
   } catch (e) {
-    return problem('', `the ${version} document could not be upgraded to OpenAPI 3.1: ${(e as Error).message}`);
+    return problem('', `the Swagger 2.0 document could not be upgraded to OpenAPI 3.0: ${(e as Error).message}`);
   }
   const refs = new Map<object, string>();
   const result = dereference(upgraded as Record<string, unknown>, { onDereference: ({ schema, ref }) => void refs.set(schema, ref) });
@@ -77,7 +82,8 @@ type Parsed = { value: unknown; lineOf: (pointer: string) => number | undefined 
 
 /**
  * JSON is parsed with JSON.parse (fast for large documents) and its lines are found only when a
- * problem asks (the YAML parser reads JSON too); YAML goes through the tool files' parser.
+ * problem asks, by one scan with jsonc-parser's visitor (the YAML parser would take seconds and
+ * hundreds of MB on a 10 MB document); YAML goes through the tool files' parser.
  */
 function parse(text: string, file: string): Parsed {
   if (/^\s*[{[]/.test(text)) {
@@ -94,7 +100,7 @@ function parse(text: string, file: string): Parsed {
     return {
       value,
       lineOf: (pointer) => {
-        lines ??= yamlLines(text, file);
+        lines ??= jsonLines(text);
         return lines(pointer);
       },
     };
@@ -107,12 +113,54 @@ function parse(text: string, file: string): Parsed {
   }
 }
 
-function yamlLines(text: string, file: string): (pointer: string) => number | undefined {
-  try {
-    return parseSource(text, yamlName(file)).lineOf;
-  } catch {
-    return () => undefined;
-  }
+/** Pointers deeper than this get the line of their nearest recorded parent (an index of every value would cost more than it tells). */
+const MAX_LINE_DEPTH = 6;
+const seg = (key: string): string => (key.includes('~') || key.includes('/') ? toPointer([key]) : `/${key}`);
+
+interface Frame {
+  readonly pointer: string | undefined;
+  readonly array: boolean;
+  index: number;
+  key: string;
+}
+
+/** Line (1-based) of each value of a JSON text down to MAX_LINE_DEPTH, in one pass. */
+function jsonLines(text: string): (pointer: string) => number | undefined {
+  const lines = new Map<string, number>();
+  const stack: Frame[] = [];
+  const here = (): string | undefined => {
+    const top = stack[stack.length - 1];
+    if (top === undefined) return '';
+    if (top.pointer === undefined || stack.length > MAX_LINE_DEPTH) return undefined;
+    return top.array ? `${top.pointer}/${++top.index}` : `${top.pointer}${seg(top.key)}`;
+  };
+  const value = (line: number): string | undefined => {
+    const top = stack[stack.length - 1];
+    const pointer = here();
+    if (pointer !== undefined && top?.array !== false) lines.set(pointer, line + 1); // a property's line is its key's
+    return pointer;
+  };
+  jsonc.visit(text, {
+    onObjectProperty: (property, _offset, _length, line) => {
+      const top = stack[stack.length - 1];
+      if (!top) return;
+      top.key = property;
+      if (top.pointer !== undefined && stack.length <= MAX_LINE_DEPTH) lines.set(`${top.pointer}${seg(property)}`, line + 1);
+    },
+    onObjectBegin: (_offset, _length, line) => void stack.push({ pointer: value(line), array: false, index: -1, key: '' }),
+    onArrayBegin: (_offset, _length, line) => void stack.push({ pointer: value(line), array: true, index: -1, key: '' }),
+    onObjectEnd: () => void stack.pop(),
+    onArrayEnd: () => void stack.pop(),
+    onLiteralValue: (_value, _offset, _length, line) => void value(line),
+  });
+  return (pointer) => {
+    const segs = pointerSegments(pointer);
+    for (let n = segs.length; n >= 0; n--) {
+      const line = lines.get(toPointer(segs.slice(0, n)));
+      if (line !== undefined) return line;
+    }
+    return undefined;
+  };
 }
 
 /** parseSource reads a name ending in .json as strict JSON; everything here that is not JSON text is YAML. */
