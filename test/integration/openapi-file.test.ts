@@ -83,23 +83,29 @@ describe('kind: openapi with spec: (a document in tools.d)', () => {
     expect((await gw.call('pets.status', {}, { key: KEYS.agent })).statusCode).toBe(200);
   });
 
-  it('a remote $ref: the document is refused with the $ref named, the last good tools serve on', async () => {
+  it('a remote $ref: never fetched, the operation using it skipped with the $ref named, the others serve', async () => {
     writeSpec(doc({ ...PETS, '/remote': { get: { operationId: 'remote', parameters: [{ $ref: 'https://example.com/params.yaml#/limit' }], responses: { '200': { description: 'ok' } } } } }));
     const r = await reload();
-    expect(JSON.stringify(r.errors) + JSON.stringify(gw.app.gw.registry.openapi)).toContain('example.com/params.yaml');
+    expect(r.errors).toEqual([]); // nothing is fetched: the operation that uses it is skipped, the others import
+    expect(gw.app.gw.registry.openapi[0]?.skipped).toEqual([expect.objectContaining({ operation: 'GET /remote', file: specFile(), reason: expect.stringContaining('https://example.com/params.yaml') })]);
     expect(names()).toEqual(expect.arrayContaining(['pets.status', 'pets.list_pets']));
     expect(names()).not.toContain('pets.remote');
     expect((await gw.call('pets.status', {}, { key: KEYS.agent })).statusCode).toBe(200);
   });
 
-  it('a parameter style not supported and duplicate operationIds skip those operations only, with why', async () => {
+  it('an unsupported parameter style, a non-JSON body, an unresolvable $ref and duplicate operationIds skip those operations only, with why; a recursive schema imports', async () => {
     writeSpec(
       doc({
         ...PETS,
         '/search': { get: { operationId: 'search', parameters: [{ name: 'q', in: 'query', style: 'matrix', schema: { type: 'string' } }], responses: { '200': { description: 'ok' } } } },
         '/a': { get: { operationId: 'twice', responses: { '200': { description: 'ok' } } } },
         '/b': { get: { operationId: 'twice', responses: { '200': { description: 'ok' } } } },
-      }),
+        '/upload': { post: { operationId: 'upload', requestBody: { required: true, content: { 'application/octet-stream': { schema: { type: 'string' } } } }, responses: { '200': { description: 'ok' } } } },
+        '/missing': { get: { operationId: 'missing', parameters: [{ $ref: '#/components/parameters/Nope' }], responses: { '200': { description: 'ok' } } } },
+        '/tree': {
+          post: { operationId: 'plant', requestBody: { content: { 'application/json': { schema: { $ref: '#/components/schemas/Node' } } } }, responses: { '200': { description: 'ok' } } },
+        },
+      }, { components: { schemas: { Node: { type: 'object', properties: { name: { type: 'string' }, children: { type: 'array', items: { $ref: '#/components/schemas/Node' } } } } } } }),
     );
     const r = await reload();
     expect(r.errors).toEqual([]); // skips are not file problems: the document serves
@@ -109,6 +115,9 @@ describe('kind: openapi with spec: (a document in tools.d)', () => {
     const reasons = summary?.skipped.map((s) => `${s.operation}: ${s.reason}`).join('\n') ?? '';
     expect(reasons).toMatch(/GET \/search: .*matrix/);
     expect(reasons).toMatch(/twice/);
+    expect(reasons).toMatch(/POST \/upload: .*octet-stream/); // a body type that is neither JSON nor form
+    expect(reasons).toMatch(/GET \/missing: .*Nope/); // an unresolvable $ref
+    expect(names()).toContain('pets.plant'); // a recursive schema imports (as $defs)
     expect(summary?.skipped.find((s) => s.operation === 'GET /search')).toMatchObject({ file: specFile(), line: expect.any(Number), path: expect.stringContaining('/paths/~1search/get') });
     expect((await gw.call('pets.list_pets', {}, { key: KEYS.agent })).statusCode).toBe(200);
   });
