@@ -2,6 +2,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ConfigError, DEFAULT_CONFIG_FILE, loadConfig, type LoadedConfig } from '../config/load.js';
 import { loadToolsDir, TOOL_FILE } from '../tools/loader.js';
+import { isDocumentValue } from '../tools/openapi/file-schema.js';
 import { clientConfigNotes } from './client-config.js';
 import type { CompiledTool } from '../tools/types.js';
 import type { Env } from '../util/env.js';
@@ -109,8 +110,12 @@ export async function runCheck(opts: CheckOptions): Promise<CheckReport> {
   }
   for (const name of names) {
     const file = join(dir, name);
-    raws.set(file, readRaw(file));
-    warnings.push(...secretWarnings(file, raws.get(file)));
+    const raw = readRaw(file);
+    const v = raw?.value;
+    // An OpenAPI document beside its file is the API's own text, not settings (its `servers` is no MCP client's).
+    if (v !== null && typeof v === 'object' && !Array.isArray(v) && isDocumentValue(v)) continue;
+    raws.set(file, raw);
+    warnings.push(...secretWarnings(file, raw));
   }
   const clients = clientConfigNotes(raws);
   warnings.push(...clients.warnings);

@@ -17,7 +17,7 @@ import { Registry } from './registry.js';
 import { ToolFileSchema, type ToolFile } from './schema.js';
 import type { CompiledTool } from './types.js';
 import { OpenApiBook } from './openapi/book.js';
-import { isOpenApiFile, looksLikeDocument, OpenApiFromFileSchema, OpenApiFromUrlSchema, type OpenApiFile } from './openapi/file-schema.js';
+import { isDocumentValue, isOpenApiFile, looksLikeDocument, OpenApiFromFileSchema, OpenApiFromUrlSchema, type OpenApiFile } from './openapi/file-schema.js';
 import type { OpenApiSummary } from './openapi/summary.js';
 
 export const TOOL_FILE = /^[^.~][^/]*\.(ya?ml|json)$/;
@@ -61,7 +61,7 @@ function compileOutcome(item: TextItem, outcome: ParseOutcome, ctx: LoadContext)
   }
   if (isOpenApiFile(value)) return loadOpenApi(file, parsed.value as object, parsed.lineOf, ctx);
   // An OpenAPI document beside the files that use it (a flat ConfigMap has no subfolders): not a tool.
-  if (!('kind' in value) && ('openapi' in value || 'swagger' in value)) return { tools: [], problems: [] };
+  if (isDocumentValue(value)) return { tools: [], problems: [] };
   if (isMcpServerFile(value)) return { tools: [], ...loadMcpServerFile(file, parsed, ctx.env, ctx.secrets) };
   const literal = literalBackendSecrets(value);
   if (literal.length > 0) return { tools: [], problems: literal.map((path) => withLine(file, path, LITERAL_SECRET_MESSAGE, parsed.lineOf)) };

@@ -70,4 +70,23 @@ describe('toolgate check with an OpenAPI document', () => {
     expect(r.stdout).toMatch(/literal\.yaml:\d+: \/auth\/petauth: auth 'petauth' holds a literal secret: write it as \$\{env:NAME\} \[inline-secret\]/);
     expect(r.stdout).toMatch(new RegExp(`${join(tools, 'specs', 'broken.yaml').replace(/[.]/g, '\\.')}:\\d+: .*YAML`));
   });
+
+  it('a document beside its file (servers:, example tokens) is neither an MCP client config nor a file of inline secrets', () => {
+    const flat = mkdtempSync(join(tmpdir(), 'toolgate-oa-check-flat-'));
+    const flatTools = join(flat, 'tools.d');
+    mkdirSync(flatTools);
+    writeFileSync(join(flat, 'gateway.yaml'), stringify({ tools: { dir: flatTools } }));
+    // Its first key is not openapi (so it is parsed, not sniffed), and it has `servers` like VS Code's mcp.json.
+    writeFileSync(
+      join(flatTools, 'svc.openapi.yaml'),
+      stringify({ info: { title: 's', version: '1' }, openapi: '3.0.3', servers: [{ url: 'http://127.0.0.1:9' }], paths: { '/login': { post: { operationId: 'login', requestBody: { content: { 'application/json': { schema: { type: 'object', properties: { token: { type: 'string', example: 'abcdef123456' } } }, example: { token: 'abcdef123456', password: 'hunter2hunter2' } } } }, responses: { '200': { description: 'ok' } } } } } }),
+    );
+    writeFileSync(join(flatTools, 'svc.yaml'), stringify({ kind: 'openapi', name: 'svc', spec: 'svc.openapi.yaml' }));
+    const r = run(['--config', join(flat, 'gateway.yaml'), '--json']);
+    const report = JSON.parse(r.stdout) as { ok: boolean; errors: unknown[]; warnings: { file: string; rule: string }[]; clientConfigs: unknown[]; tools: { name: string }[] };
+    expect(report.errors).toEqual([]);
+    expect(report.tools.map((t) => t.name)).toEqual(['svc.login']);
+    expect(report.clientConfigs).toEqual([]);
+    expect(report.warnings.filter((w) => w.file.endsWith('svc.openapi.yaml'))).toEqual([]);
+  });
 });

@@ -66,3 +66,8 @@ export function isOpenApiFile(value: object): boolean {
 export function looksLikeDocument(text: string): boolean {
   return /^(?:\uFEFF)?(?:\s*#[^\n]*\n)*\s*(?:\{\s*)?(["']?)(?:openapi|swagger)\1\s*:/.test(text);
 }
+
+/** A parsed top-level file that is an OpenAPI document (read by the openapi file that names it), not a tool file. */
+export function isDocumentValue(value: object): boolean {
+  return !('kind' in value) && ('openapi' in value || 'swagger' in value);
+}
