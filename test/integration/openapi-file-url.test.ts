@@ -17,7 +17,7 @@ describe('kind: openapi with url:', () => {
   let docs: Upstream;
   let api: Upstream;
   let text = '';
-  let mode: 'doc' | 'html' | 'html-as-text' | 'stall' | 'redirect-away' | 'redirect-here' | '401' = 'doc';
+  let mode: 'doc' | 'html' | 'html-as-text' | 'stall' | 'stall-body' | 'huge' | 'redirect-away' | 'redirect-here' | '401' = 'doc';
   const stalled: ServerResponse[] = [];
   const file = () => join(gw.toolsDir, 'remote.yaml');
   const reload = async (): Promise<ReloadResult> => gw.app.gw.reload();
@@ -33,6 +33,14 @@ describe('kind: openapi with url:', () => {
     docs.on((req, res) => {
       if (req.url === '/moved') return json(res, 200, {});
       if (mode === 'stall') return void stalled.push(res);
+      if (mode === 'stall-body') {
+        res.writeHead(200, { 'content-type': 'application/json' }).write('{"openapi": "3.0.3", "paths": {');
+        return void stalled.push(res);
+      }
+      if (mode === 'huge') {
+        res.writeHead(200, { 'content-type': 'application/json', 'content-length': String(30 * 1024 * 1024) }).write('{');
+        return void stalled.push(res);
+      }
       if (mode === '401') return json(res, 401, { error: 'no' });
       if (mode === 'html') return void res.writeHead(200, { 'content-type': 'text/html' }).end('<!doctype html><title>Sign in</title>');
       if (mode === 'html-as-text') return void res.writeHead(200, { 'content-type': 'text/plain' }).end('<html><body>Sign in</body></html>');
@@ -119,10 +127,28 @@ describe('kind: openapi with url:', () => {
     expect(names()).toEqual(['remote.status']);
   });
 
-  it('headers are never sent over plain http to a host that is not loopback', async () => {
-    gw.writeTool('far.yaml', { kind: 'openapi', name: 'far', url: 'http://docs.example.invalid/openapi.json', headers: { 'x-api-key': 'k' } });
+  it('a document that stops half-way, or says it is larger than 20 MiB: a problem, not a stuck or swollen gateway', async () => {
+    writeFile({ fetchTimeoutMs: 300 });
+    mode = 'stall-body';
+    let r = await reload();
+    expect(r.errors).toEqual([expect.objectContaining({ path: '/url', message: expect.stringContaining('no complete answer within 300 ms') })]);
+    mode = 'huge';
+    writeFile({ fetchTimeoutMs: 5000 });
+    const started = Date.now();
+    r = await reload();
+    expect(r.errors).toEqual([expect.objectContaining({ path: '/url', message: expect.stringContaining('larger than 20971520 bytes') })]);
+    expect(Date.now() - started).toBeLessThan(2000);
+    expect(names()).toEqual(['remote.status']);
+  });
+
+  it.each([
+    ['plain http to a host that is not loopback', 'http://docs.example.invalid/openapi.json', 'only over https'],
+    ['a look-alike of loopback', 'http://127.0.0.1.example.invalid/openapi.json', 'only over https'],
+    ['credentials in the URL', 'https://user:secret@docs.example.invalid/openapi.json', 'credentials in the URL'],
+  ])('headers are never sent with %s (refused before any request)', async (_what, url, message) => {
+    gw.writeTool('far.yaml', { kind: 'openapi', name: 'far', url, headers: { 'x-api-key': 'k' } });
     const r = await reload();
-    expect(r.errors).toEqual([{ file: join(gw.toolsDir, 'far.yaml'), line: expect.any(Number), path: '/url', message: expect.stringContaining('only over https') }]);
+    expect(r.errors).toEqual([{ file: join(gw.toolsDir, 'far.yaml'), line: expect.any(Number), path: '/url', message: expect.stringContaining(message) }]);
   });
 
   it('refreshSeconds: a document changed on its server reloads the gateway by itself', { timeout: 20_000 }, async () => {
