@@ -24,7 +24,12 @@ function validRegex(source: string): boolean {
 function checkedHere(key: string, value: unknown, defs: Readonly<Record<string, unknown>>): boolean {
   if (key === '$ref') {
     const m = typeof value === 'string' ? LOCAL_DEF.exec(value) : null;
-    return m !== null && Object.hasOwn(defs, decodeURIComponent(m[1] as string).replace(/~1/g, '/').replace(/~0/g, '~'));
+    if (m === null) return false;
+    try {
+      return Object.hasOwn(defs, decodeURIComponent(m[1] as string).replace(/~1/g, '/').replace(/~0/g, '~'));
+    } catch {
+      return false; // a malformed escape: compiling will say what is wrong
+    }
   }
   if (key === 'pattern') return typeof value !== 'string' || validRegex(value);
   if (key === 'patternProperties') return value !== null && typeof value === 'object' && Object.keys(value).every(validRegex);

@@ -89,7 +89,7 @@ export class SchemaWriter {
       this.recursive.add(ref);
       this.refsWritten++;
       this.height = Math.max(this.height, depth);
-      return { $ref: `#/$defs${toPointer([this.defName(ref)])}` };
+      return { $ref: `#/$defs/${this.defName(ref)}` };
     }
     const hit = this.written.get(node);
     if (hit !== undefined) {
@@ -115,7 +115,7 @@ export class SchemaWriter {
       // This is the outermost occurrence of a schema that contains itself: it becomes the definition.
       const name = this.defName(ref);
       this.defs[name] ??= out;
-      return { $ref: `#/$defs${toPointer([name])}` };
+      return { $ref: `#/$defs/${name}` };
     }
     return out;
   }
@@ -164,8 +164,9 @@ export class SchemaWriter {
   private defName(ref: string): string {
     const known = this.names.get(ref);
     if (known !== undefined) return known;
-    const segs = pointerSegments(ref.slice(ref.indexOf('#') + 1));
-    let name = segs[segs.length - 1] ?? 'schema';
+    // Names stay within [A-Za-z0-9._-], so `#/$defs/<name>` needs no escaping in a URI fragment.
+    const segs = pointerSegments(ref.slice(ref.indexOf('#') + 1)).map((x) => x.replace(/[^A-Za-z0-9._-]/g, '_'));
+    let name = segs[segs.length - 1] || 'schema';
     if (this.used.has(name)) name = segs.join('.') || 'schema';
     while (this.used.has(name)) name = `${name}_`;
     this.used.add(name);
@@ -196,7 +197,7 @@ function isRecord(v: unknown): v is Record<string, unknown> {
 }
 
 /** A data value (enum, const, default, examples) as plain JSON; a cycle (a $ref resolved inside example data) is cut. */
-function data(value: unknown, seen: Set<object> = new Set()): unknown {
+export function data(value: unknown, seen: Set<object> = new Set()): unknown {
   if (value === null || typeof value !== 'object') return value;
   if (seen.has(value)) return null;
   seen.add(value);
