@@ -73,6 +73,7 @@ describe('OpenAPI requests: path parameters', () => {
         '/files/{name}/meta': { get: { operationId: 'meta', parameters: [{ name: 'name', in: 'path', required: true, schema: str }], responses: ok } },
         '/label/{ids}': { get: { operationId: 'label', parameters: [{ name: 'ids', in: 'path', required: true, style: 'label', explode: true, schema: { type: 'array', items: str } }], responses: ok } },
         '/matrix/{pt}': { get: { operationId: 'matrix', parameters: [{ name: 'pt', in: 'path', required: true, style: 'matrix', explode: false, schema: { type: 'object' } }], responses: ok } },
+        '/my files/{name}/é': { get: { operationId: 'spaced', parameters: [{ name: 'name', in: 'path', required: true, schema: str }], responses: ok } },
         '/simple/{ids}': { delete: { operationId: 'simple', parameters: [{ name: 'ids', in: 'path', required: true, schema: { type: 'array', items: { type: 'integer' } } }], responses: ok } },
       },
     });
@@ -97,6 +98,11 @@ describe('OpenAPI requests: path parameters', () => {
     const e = await refusal(call(tools['meta']!, { name }));
     expect(e.code).toBe('INVALID_ARGUMENTS');
     expect(up.seen).toEqual([]);
+  });
+
+  it("the template's own text is sent encoded (a space, non-ASCII), not refused", async () => {
+    await call(tools['spaced']!, { name: 'a b' });
+    expect(up.seen.map((s) => s.url)).toEqual(['/v1/my%20files/a%20b/%C3%A9']);
   });
 
   it('label (explode), matrix (object, no explode) and simple (array) styles', async () => {
