@@ -44,6 +44,9 @@ interface Written {
  * component in hundreds of operations. Only a subtree that wrote no `$ref` is kept (it does not
  * depend on where it stands); the trees it hands out are shared, so they must not be mutated.
  */
+/** Every subtree a SchemaCache handed out: the tools' schema checks do each once (lazy-validator.ts). */
+export const SHARED_SCHEMAS: WeakSet<object> = new WeakSet();
+
 export class SchemaCache {
   readonly input = new WeakMap<object, Written>();
   readonly output = new WeakMap<object, Written>();
@@ -109,7 +112,10 @@ export class SchemaWriter {
     const out = this.object(node as Record<string, unknown>, at, depth);
     if (ref !== undefined) this.refStack.pop();
     this.onStack.delete(node);
-    if (this.refsWritten === start.refs) this.written.set(node, { value: out, nodes: this.nodes - start.nodes, height: this.height - depth });
+    if (this.refsWritten === start.refs) {
+      this.written.set(node, { value: out, nodes: this.nodes - start.nodes, height: this.height - depth });
+      SHARED_SCHEMAS.add(out);
+    }
     this.height = Math.max(this.height, start.height);
     if (ref !== undefined && this.recursive.has(ref)) {
       // This is the outermost occurrence of a schema that contains itself: it becomes the definition.
