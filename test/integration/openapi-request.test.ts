@@ -26,7 +26,11 @@ let adapter: HttpAdapter;
 
 beforeAll(async () => {
   up = await new Upstream().start();
-  up.on((req, res) => (req.url?.includes('deny') ? json(res, 401, { error: `bad key ${String(req.headers['x-api-key'])}` }) : json(res, 200, { ok: true })));
+  up.on((req, res) => {
+    if (req.url?.includes('deny')) return json(res, 401, { error: `bad key ${String(req.headers['x-api-key'])}` });
+    if (req.url?.includes('echo')) return json(res, 200, { youSent: String(req.headers['x-api-key']) });
+    return json(res, 200, { ok: true });
+  });
   idp = await new TokenEndpoint({ 'client-1': 'cc-secret-value' }).start();
   adapter = new HttpAdapter();
 });
@@ -222,6 +226,7 @@ describe('OpenAPI requests: security schemes', () => {
           '/o2': op('oauthB', [{ oauth: ['pets:read'] }]),
           '/both': op('both', [{ hkey: [], qkey: [] }]),
           '/deny': op('deny', [{ hkey: [] }]),
+          '/echo': op('echo', [{ hkey: [] }]),
         },
         components: {
           securitySchemes: {
@@ -267,6 +272,11 @@ describe('OpenAPI requests: security schemes', () => {
     const token = idp.issued[idp.issued.length - 1]!;
     expect(up.seen.map((s) => s.headers['authorization'])).toEqual([`Bearer ${token}`, `Bearer ${token}`]);
     expect(await idp.verify(token, 'default')).toMatchObject({ client_id: 'client-1', scope: 'pets:read' });
+  });
+
+  it('a secret the upstream echoes in a 200 never reaches the result, even when the gateway set does not hold it', async () => {
+    const payload = await call(tools['echo']!, {}, new Set());
+    expect(payload).toEqual({ kind: 'json', data: { youSent: '[REDACTED]' } });
   });
 
   it('a secret the upstream echoes in an error is masked, even when the gateway set does not hold it', async () => {
