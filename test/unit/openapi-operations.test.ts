@@ -132,6 +132,19 @@ describe('OpenAPI operations as tool definitions', () => {
     expect((d.ops[0]!.file.inputSchema!['properties'] as Record<string, unknown>)['body']).toEqual({ type: 'object', properties: { example: { type: 'object' }, default: { type: 'object' } } });
   });
 
+  it('a parameter that carries the API key is the scheme\'s, not an argument; deepObject without explode means a[b]=c', async () => {
+    const { ops, warnings } = await defsOf(
+      oa31(
+        { '/a': { get: { operationId: 'a', security: [{ q: [] }], parameters: [{ name: 'api_key', in: 'query', required: true, schema: str }, { name: 'f', in: 'query', style: 'deepObject', schema: { type: 'object' } }], responses: ok } } },
+        { components: { securitySchemes: { q: { type: 'apiKey', in: 'query', name: 'api_key' } } } },
+      ),
+      { auth: { q: 'k-123456' } },
+    );
+    expect(ops[0]!.file.inputSchema).toEqual({ type: 'object', additionalProperties: false, properties: { f: { type: 'object' } } });
+    expect(ops[0]!.plan.params).toEqual([{ name: 'f', in: 'query', style: 'deepObject', explode: true, allowReserved: false, required: false }]);
+    expect(warnings.map((w) => w.message)).toEqual(["query parameter 'api_key' is set by the security scheme: not an argument"]);
+  });
+
   it('include and exclude: globs on operationId, tag and "METHOD /path"', async () => {
     const paths = {
       '/pets': { get: { operationId: 'listPets', tags: ['read'], responses: ok }, post: { operationId: 'createPet', responses: ok } },
@@ -384,5 +397,33 @@ describe('schemas checked at load without compiling them (what imported $defs an
     expect(t.validateArgs({ n: { next: { next: {} } }, code: 'abc' })).toBe(true);
     expect(t.validateArgs({ n: { next: { nope: 1 } } })).toBe(false);
     expect(t.validateArgs({ code: 'ABC' })).toBe(false);
+  });
+});
+
+describe('schemas shared by many operations are checked once, and a bad one fails every tool that holds it', () => {
+  it('an invalid component schema is a problem of each operation using it; the others compile', async () => {
+    const bad = { type: 'object', properties: { name: { type: 'string', required: true } } };
+    const good = { type: 'object', properties: { id: { type: 'integer' } } };
+    const body = (ref: string) => ({ required: true, content: { 'application/json': { schema: { $ref: ref } } } });
+    const { ops } = await defsOf(
+      oa31(
+        {
+          '/a': { post: { operationId: 'a', requestBody: body('#/components/schemas/Bad'), responses: ok } },
+          '/b': { put: { operationId: 'b', requestBody: body('#/components/schemas/Bad'), responses: ok } },
+          '/c': { post: { operationId: 'c', requestBody: body('#/components/schemas/Good'), responses: ok } },
+          '/d': { put: { operationId: 'd', requestBody: body('#/components/schemas/Good'), responses: ok } },
+        },
+        { components: { schemas: { Bad: bad, Good: good } } },
+      ),
+    );
+    const ajv = createAjv();
+    const results = ops.map((o) => compileOperation(o, { file: 'f', fileHash: 'h', defaults, ajv, lineOf: () => undefined }));
+    expect(results.map((r) => (Array.isArray(r) ? r[0]!.message.slice(0, 26) : 'ok'))).toEqual(['not a valid JSON Schema: s', 'not a valid JSON Schema: s', 'ok', 'ok']);
+    const [, , c, d] = results;
+    if (Array.isArray(c) || Array.isArray(d)) throw new Error('unexpected');
+    const idOf = (t: typeof c) => ((((t!.inputSchema['properties'] as Record<string, Record<string, unknown>>)['body']!)['properties']) as Record<string, unknown>)['id'];
+    expect(idOf(c)).toBe(idOf(d)); // one tree, shared by both tools
+    expect(c!.validateArgs({ body: { id: 1 } })).toBe(true);
+    expect(d!.validateArgs({ body: { id: 'x' } })).toBe(false);
   });
 });
