@@ -92,7 +92,13 @@ async function loadOpenApi(file: string, raw: object, lineOf: (p: string) => num
   }
   const book = ctx.openapi;
   if (!book) return { tools: [], problems: [{ file, path: '/kind', message: 'a kind: openapi file is loaded with its tools directory' }] };
-  const out = await book.load({ file, toolsDir: ctx.dir, spec: expanded, lineOf, defaults: ctx.defaults, ajv: schemaAjv });
+  let out;
+  try {
+    out = await book.load({ file, toolsDir: ctx.dir, spec: expanded, lineOf, defaults: ctx.defaults, ajv: schemaAjv });
+  } catch (e) {
+    // A parser bug on a hostile document must not fail the reload of every other file.
+    return { tools: [], problems: [{ file, path: '', message: `cannot import the document: ${e instanceof Error ? e.message : String(e)}` }] };
+  }
   return { tools: out.tools, problems: out.problems, ...(out.summary ? { openapi: out.summary } : {}), ...(out.warnings ? { warnings: [...out.warnings] } : {}) };
 }
 

@@ -122,6 +122,31 @@ describe('kind: openapi with spec: (a document in tools.d)', () => {
     expect((await gw.call('pets.list_pets', {}, { key: KEYS.agent })).statusCode).toBe(200);
   });
 
+  // Written as text: a value this deep is more than JSON.stringify (or a naive walker) can take.
+  const deep = (n: number): string => '{"type":"object","properties":{"a":'.repeat(n) + '{"type":"string"}' + '}}'.repeat(n);
+  it.each([
+    ['paths is a string', JSON.stringify({ openapi: '3.1.0', info: { title: 't', version: '1' }, paths: 'nope' })],
+    ['an operation is null (no operation at all)', JSON.stringify({ openapi: '3.1.0', info: { title: 't', version: '1' }, paths: { '/x': { get: null }, '/y': { get: { operationId: 'y', responses: {} } } } })],
+    ['parameters are strings, operationId a number', JSON.stringify({ openapi: '3.1.0', info: { title: 't', version: '1' }, paths: { '/x': { get: { operationId: 7, parameters: ['q', 3, null], responses: {} } } } })],
+    ['a schema 5,000 levels deep', `{"openapi":"3.1.0","info":{"title":"t","version":"1"},"paths":{"/x":{"post":{"operationId":"x","requestBody":{"content":{"application/json":{"schema":${deep(5000)}}}},"responses":{}}}}}`],
+    ['a JSON array', '[1, 2, 3]'],
+    ['an empty file', ''],
+    ['a YAML alias bomb', 'a: &a ["x","x","x","x","x","x","x","x","x","x"]\nb: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a,*a]\nc: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b,*b]\nd: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c,*c]\ne: &e [*d,*d,*d,*d,*d,*d,*d,*d,*d,*d]\nf: &f [*e,*e,*e,*e,*e,*e,*e,*e,*e,*e]\ng: [*f,*f,*f,*f,*f,*f,*f,*f,*f,*f]\nopenapi: 3.1.0\n'],
+  ])('a hostile document (%s): the reload completes, other files serve on', async (_what, text) => {
+    gw.writeTool('steady.yaml', echoTool('steady.echo'));
+    writeFileSync(join(gw.toolsDir, 'specs', 'hostile.yaml'), text);
+    gw.writeTool('hostile.yaml', { kind: 'openapi', name: 'hostile', spec: './specs/hostile.yaml', baseUrl: up.url });
+    const r = await reload();
+    expect(r.generation).toBeGreaterThan(0);
+    expect(names()).toEqual(expect.arrayContaining(['pets.status', 'steady.echo']));
+    expect((await gw.call('steady.echo', { message: 'hi' }, { key: KEYS.agent })).statusCode).toBe(200);
+    const summary = gw.app.gw.registry.openapi.find((o) => o.name === 'hostile');
+    const said = JSON.stringify(r.errors) + JSON.stringify(summary?.skipped ?? []);
+    // Reported against the hostile document or its file, or (a null operation) nothing to import there.
+    if (summary?.operations.length === 1) expect(summary.operations[0]?.tool).toBe('hostile.y');
+    else expect(said).toMatch(/hostile/);
+  });
+
   it("an operation whose name another file's tool has: a problem for that operation only, the others serve", async () => {
     rmSync(join(gw.toolsDir, 'pets.yaml'));
     gw.writeTool('other.yaml', echoTool('pets.status'));

@@ -174,13 +174,18 @@ export class OpenApiBook {
     const at = `/overrides${toPointer([overrideKey ?? ''])}`;
     const override = overrideKey === undefined ? undefined : spec.overrides?.[overrideKey];
     const inOverride = (path: string) => override !== undefined && (path.split('/')[1] ?? '') in override;
-    const out = compileOperation(def, {
+    let out: CompiledTool | FileProblem[];
+    try {
+      out = compileOperation(def, {
       file: input.file,
       fileHash: sha256Hex(`${key}\u0000${docHash}`),
       defaults: input.defaults,
       ajv: input.ajv,
       lineOf: (path: string) => (inOverride(path) ? input.lineOf(at + path) : undefined),
-    });
+      });
+    } catch (e) {
+      out = [{ file: input.file, path: def.pointer, message: `cannot compile ${def.method} ${def.path}: ${e instanceof Error ? e.message : String(e)}` }];
+    }
     if (Array.isArray(out)) return { key, problems: out.map((p) => (inOverride(p.path) ? { ...p, path: at + p.path } : p)) };
     const tool: CompiledTool = {
       ...out,
