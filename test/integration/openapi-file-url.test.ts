@@ -77,6 +77,21 @@ describe('kind: openapi with url:', () => {
     expect(res.json().result.structuredContent).toEqual({ url: '/status' });
   });
 
+  it('a secret in the URL’s query (from ${env:}) is fetched with but never shown: the document is named as the file writes it', async () => {
+    gw.writeTool('remote.yaml', { kind: 'openapi', name: 'remote', url: `${docs.url}/openapi.json?key=\${env:DOCS_TOKEN}`, baseUrl: api.url });
+    expect((await reload()).errors).toEqual([]);
+    expect(docRequests().at(-1)?.url).toBe('/openapi.json?key=docs-token-0123456789');
+    const view = (await gw.app.inject({ url: '/admin/openapi' })).body;
+    expect(view).toContain('key=${env:DOCS_TOKEN}');
+    expect(view).not.toContain('docs-token-0123456789');
+    // A document that does not parse: the problem names the URL as written too.
+    writeFile({ url: `${docs.url}/openapi.json?key=\${env:DOCS_TOKEN}`, fetchTimeoutMs: 2000 });
+    text = '{"openapi": "3.0.3", "paths": [}';
+    const r = await reload();
+    expect(r.errors).toEqual([expect.objectContaining({ file: `${docs.url}/openapi.json?key=\${env:DOCS_TOKEN}` })]);
+    expect(JSON.stringify(r.errors)).not.toContain('docs-token-0123456789');
+  });
+
   it('refetched on reload: unchanged answers 304 (the cached copy, nothing re-parsed), a changed one re-imports in place', async () => {
     const before = gw.app.gw.registry.get('remote.status');
     await new Promise((r) => setTimeout(r, 1100)); // past the burst window in which a reload reuses the copy

@@ -20,6 +20,8 @@ export interface OpenApiLoadInput {
   readonly lineOf: (pointer: string) => number | undefined;
   readonly defaults: Config['defaults'];
   readonly ajv: Ajv2020;
+  /** `url:` as written in the file (before `${env:}` expansion): what problems and views show. */
+  readonly urlAsWritten?: string | undefined;
 }
 
 /** One openapi file's outcome: `problems` stop the file (its last good tools serve on); skipped operations do not. */
@@ -52,6 +54,7 @@ interface FileState {
   lastOk?: boolean;
   /** The file as last loaded (a refresh fetches with its current url and headers). */
   spec?: OpenApiFile;
+  urlAsWritten?: string | undefined;
   /** Where its `spec:` document is (missing or not: the watcher watches for it). */
   specPath?: string;
 }
@@ -82,9 +85,10 @@ export class OpenApiBook {
       const line = input.lineOf(path);
       return line === undefined ? { file, path, message } : { file, line, path, message };
     };
-    const { doc, cache } = await documentText(spec, { toolsDir: input.toolsDir, file, cache: state.cache, ...(this.opts.maxBytes ? { maxBytes: this.opts.maxBytes } : {}) });
+    const { doc, cache } = await documentText(spec, { toolsDir: input.toolsDir, file, cache: state.cache, urlAsWritten: input.urlAsWritten, ...(this.opts.maxBytes ? { maxBytes: this.opts.maxBytes } : {}) });
     if (cache) state.cache = cache;
     state.spec = spec;
+    state.urlAsWritten = input.urlAsWritten;
     const at = 'spec' in spec ? specPath(input.toolsDir, file, spec.spec) : undefined;
     if (at && 'path' in at) state.specPath = at.path;
     else delete state.specPath;
@@ -216,7 +220,7 @@ export class OpenApiBook {
     if (!refresh || !spec || refresh.running || this.closed) return;
     refresh.running = true;
     try {
-      const { doc, cache } = await documentText(spec, { toolsDir, file, cache: state.cache, force: true, ...(this.opts.maxBytes ? { maxBytes: this.opts.maxBytes } : {}) });
+      const { doc, cache } = await documentText(spec, { toolsDir, file, cache: state.cache, force: true, urlAsWritten: state.urlAsWritten, ...(this.opts.maxBytes ? { maxBytes: this.opts.maxBytes } : {}) });
       if (cache) state.cache = cache;
       const changed = doc.ok !== state.lastOk || (doc.ok && doc.hash !== state.lastHash);
       if (changed && !this.closed && this.files.get(file) === state) this.opts.onDocumentChange?.(file);

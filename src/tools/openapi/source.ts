@@ -55,6 +55,8 @@ export interface SourceOptions {
   /** Fetch even when the copy is fresh (refresh timer). */
   readonly force?: boolean;
   readonly maxBytes?: number;
+  /** `url:` before `${env:}` expansion. */
+  readonly urlAsWritten?: string | undefined;
 }
 
 /** Reads `spec:` or fetches `url:` (conditionally, with the cached copy's validators). */
@@ -76,18 +78,20 @@ export async function documentText(spec: OpenApiFile, opts: SourceOptions): Prom
   const headers = spec.headers ?? {};
   const bad = documentUrlProblem(spec.url, Object.keys(headers).length > 0);
   if (bad) return { doc: { ok: false, at: '/url', message: bad } };
+  // Problems and views name the URL as the file writes it: an expanded ${env:} in its query would be a secret.
+  const shown = opts.urlAsWritten ?? spec.url;
   const key = sha256Hex(JSON.stringify([spec.url, headers]));
   const specHash = sha256Hex(canonicalJson(spec));
   const cached = opts.cache?.key === key ? opts.cache : undefined;
-  if (cached && !opts.force && cached.specHash === specHash && Date.now() - cached.fetchedAt < REFETCH_AFTER_MS) return { doc: { ok: true, text: cached.text, hash: cached.hash, source: spec.url }, cache: cached };
+  if (cached && !opts.force && cached.specHash === specHash && Date.now() - cached.fetchedAt < REFETCH_AFTER_MS) return { doc: { ok: true, text: cached.text, hash: cached.hash, source: shown }, cache: cached };
   const got = await fetchDocument(spec.url, { timeoutMs: spec.fetchTimeoutMs ?? DEFAULT_FETCH_TIMEOUT_MS, maxBytes, headers, etag: cached?.etag, lastModified: cached?.lastModified });
   if (!got.ok) return { doc: { ok: false, at: '/url', message: `cannot fetch the document: ${got.error}` }, ...(cached ? { cache: cached } : {}) };
   if ('unchanged' in got) {
     if (!cached) return { doc: { ok: false, at: '/url', message: 'cannot fetch the document: answered 304 Not Modified to a request without validators' } };
     cached.fetchedAt = Date.now();
     cached.specHash = specHash;
-    return { doc: { ok: true, text: cached.text, hash: cached.hash, source: spec.url }, cache: cached };
+    return { doc: { ok: true, text: cached.text, hash: cached.hash, source: shown }, cache: cached };
   }
   const cache: UrlCache = { key, text: got.text, hash: sha256Hex(got.text), etag: got.etag, lastModified: got.lastModified, fetchedAt: Date.now(), specHash };
-  return { doc: { ok: true, text: cache.text, hash: cache.hash, source: spec.url }, cache };
+  return { doc: { ok: true, text: cache.text, hash: cache.hash, source: shown }, cache };
 }
