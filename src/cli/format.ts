@@ -1,4 +1,5 @@
 import { formatProblem } from '../util/source.js';
+import { skipReason } from '../tools/openapi/summary.js';
 import type { CheckReport, IssuerSummary, ServerSummary, ToolSummary } from './types.js';
 
 /** The human form of a report: problems first (file:line: path: message), then tools, then warnings. */
@@ -52,7 +53,7 @@ export function formatReport(r: CheckReport): string {
     lines.push('', `OpenAPI document ${o.name} (${o.version}, ${o.source}; ${o.operations.length} operation(s), ${o.skipped.length} skipped) from ${o.file}:`);
     const ops = o.operations.map((op) => [op.tool, op.method, op.path, op.sideEffect, ...(op.held ? ['HELD (changed; an admin accepts it)'] : [])]);
     lines.push(...(ops.length > 0 ? table(ops) : ['  (no operation)']));
-    for (const s of o.skipped) lines.push(`  skipped ${s.operation || '(document)'}: ${s.operation && s.reason.startsWith(`${s.operation}: `) ? s.reason.slice(s.operation.length + 2) : s.reason} [${formatProblem({ file: s.file, ...(s.line !== undefined ? { line: s.line } : {}), path: s.path, message: '' }).replace(/: $/, '')}]`);
+    for (const s of o.skipped) lines.push(`  skipped ${s.operation || '(document)'}: ${skipReason(s)} [${formatProblem({ file: s.file, ...(s.line !== undefined ? { line: s.line } : {}), path: s.path, message: '' }).replace(/: $/, '')}]`);
   }
   if (r.clientConfigs.length > 0) {
     lines.push('', `MCP client config names (${r.clientConfigs.length}; as written → as served):`);

@@ -18,7 +18,7 @@ import { ToolFileSchema, type ToolFile } from './schema.js';
 import type { CompiledTool } from './types.js';
 import { OpenApiBook } from './openapi/book.js';
 import { isDocumentValue, isOpenApiFile, looksLikeDocument, OpenApiFromFileSchema, OpenApiFromUrlSchema, type OpenApiFile } from './openapi/file-schema.js';
-import type { OpenApiSummary } from './openapi/summary.js';
+import { skipReason, type OpenApiSummary } from './openapi/summary.js';
 
 export const TOOL_FILE = /^[^.~][^/]*\.(ya?ml|json)$/;
 
@@ -215,7 +215,7 @@ export async function loadToolsDir(ctx: LoadContext, previous?: Registry): Promi
 
 /** A skipped operation is logged (once, while it lasts) like a client config's ignored key. */
 function skipWarning(o: OpenApiSummary, s: OpenApiSummary['skipped'][number]): FileProblem {
-  const message = `${o.name}: operation ${s.operation || '(unknown)'} skipped: ${s.reason}`;
+  const message = `${o.name}: operation ${s.operation || '(unknown)'} skipped: ${skipReason(s)}`;
   return s.line === undefined ? { file: s.file, path: s.path, message } : { file: s.file, line: s.line, path: s.path, message };
 }
 

@@ -32,3 +32,9 @@ export interface OpenApiSummary {
   readonly operations: readonly OpenApiOperationSummary[];
   readonly skipped: readonly SkippedOperation[];
 }
+
+/** Why an operation was skipped, without the operation or a trailing "skipped" its reason may repeat. */
+export function skipReason(s: SkippedOperation): string {
+  const r = s.operation && s.reason.startsWith(`${s.operation}: `) ? s.reason.slice(s.operation.length + 2) : s.reason;
+  return r.replace(/: skipped(?: \((.*)\))?$/, (_m, why: string | undefined) => (why ? ` (${why})` : ''));
+}
