@@ -95,7 +95,7 @@ async function loadOpenApi(file: string, raw: object, lineOf: (p: string) => num
   let out;
   try {
     const urlAsWritten = typeof (raw as { url?: unknown }).url === 'string' ? (raw as { url: string }).url : undefined;
-    out = await book.load({ file, toolsDir: ctx.dir, spec: expanded, lineOf, defaults: ctx.defaults, ajv: schemaAjv, urlAsWritten });
+    out = await book.load({ file, toolsDir: ctx.dir, spec: expanded, lineOf, defaults: ctx.defaults, ajv: schemaAjv, urlAsWritten, lookup: ctx.lookup });
   } catch (e) {
     // A parser bug on a hostile document must not fail the reload of every other file.
     return { tools: [], problems: [{ file, path: '', message: `cannot import the document: ${e instanceof Error ? e.message : String(e)}` }] };

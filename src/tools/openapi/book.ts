@@ -1,5 +1,6 @@
 import type { Ajv2020 } from 'ajv/dist/2020.js';
 import type { Config } from '../../config/schema.js';
+import type { LookupAll } from '../../guards/url.js';
 import { canonicalJson, sha256Hex } from '../../util/hash.js';
 import { toPointer, type FileProblem } from '../../util/source.js';
 import { providerNameOf } from '../names.js';
@@ -22,6 +23,8 @@ export interface OpenApiLoadInput {
   readonly ajv: Ajv2020;
   /** `url:` as written in the file (before `${env:}` expansion): what problems and views show. */
   readonly urlAsWritten?: string | undefined;
+  /** The resolver of `resolve: true` URL guards in overrides (default: the system's). */
+  readonly lookup?: LookupAll | undefined;
 }
 
 /** One openapi file's outcome: `problems` stop the file (its last good tools serve on); skipped operations do not. */
@@ -181,11 +184,12 @@ export class OpenApiBook {
     let out: CompiledTool | FileProblem[];
     try {
       out = compileOperation(def, {
-      file: input.file,
-      fileHash: sha256Hex(`${key}\u0000${docHash}`),
-      defaults: input.defaults,
-      ajv: input.ajv,
-      lineOf: (path: string) => (inOverride(path) ? input.lineOf(at + path) : undefined),
+        file: input.file,
+        fileHash: sha256Hex(`${key}\u0000${docHash}`),
+        defaults: input.defaults,
+        ajv: input.ajv,
+        lineOf: (path: string) => (inOverride(path) ? input.lineOf(at + path) : undefined),
+        ...(input.lookup ? { lookup: input.lookup } : {}),
       });
     } catch (e) {
       out = [{ file: input.file, path: def.pointer, message: `cannot compile ${def.method} ${def.path}: ${e instanceof Error ? e.message : String(e)}` }];
