@@ -2,16 +2,17 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ConfigError, DEFAULT_CONFIG_FILE, loadConfig, type LoadedConfig } from '../config/load.js';
 import { loadToolsDir, TOOL_FILE } from '../tools/loader.js';
+import { isDocumentValue } from '../tools/openapi/file-schema.js';
 import { clientConfigNotes } from './client-config.js';
 import type { CompiledTool } from '../tools/types.js';
 import type { Env } from '../util/env.js';
-import { parseSource, type FileProblem, type ParsedSource } from '../util/source.js';
+import { parseSource, toPointer, type FileProblem, type ParsedSource } from '../util/source.js';
 import { connectOnce } from './connect.js';
 import { connectIssuers, summarizeIssuers } from './oidc.js';
 import { withLine } from './locate.js';
-import { findInlineSecrets } from './secrets.js';
+import { findInlineSecrets, isLiteralSecret } from './secrets.js';
 import type { CheckReport, CheckWarning, ToolSummary } from './types.js';
-import { openToAll, serverWarnings, toolWarnings, type KeyScope } from './warnings.js';
+import { openApiWarnings, openToAll, serverWarnings, toolWarnings, type KeyScope } from './warnings.js';
 
 export interface CheckOptions {
   readonly config?: string | undefined;
@@ -30,8 +31,19 @@ function readRaw(file: string): ParsedSource | undefined {
   }
 }
 
+/** The values of a kind: openapi file's `auth` are secrets whatever the scheme is called. */
+function openApiAuthSecrets(value: unknown): { path: string; what: string }[] {
+  const v = value as { kind?: unknown; auth?: unknown } | null | undefined;
+  if (v?.kind !== 'openapi' || v.auth === null || typeof v.auth !== 'object') return [];
+  return Object.entries(v.auth as Record<string, unknown>)
+    .filter(([, s]) => typeof s === 'string' && isLiteralSecret(s))
+    .map(([name]) => ({ path: toPointer(['auth', name]), what: `auth '${name}'` }));
+}
+
 function secretWarnings(file: string, raw: ParsedSource | undefined): CheckWarning[] {
-  return findInlineSecrets(raw?.value).map((s) => {
+  const found = findInlineSecrets(raw?.value);
+  const more = openApiAuthSecrets(raw?.value).filter((s) => !found.some((f) => f.path === s.path));
+  return [...found, ...more].map((s) => {
     const message = `${s.what} holds a literal secret: write it as \${env:NAME}`;
     const line = raw?.lineOf(s.path);
     return line === undefined ? { file, path: s.path, message, rule: 'inline-secret' } : { file, line, path: s.path, message, rule: 'inline-secret' };
@@ -78,7 +90,7 @@ export async function runCheck(opts: CheckOptions): Promise<CheckReport> {
   const configRaw = existsSync(configFile) ? readRaw(configFile) : undefined;
   if (configRaw) warnings.push(...secretWarnings(configFile, configRaw));
   const config = loaded ? (loaded.file ?? null) : configFile;
-  if (!loaded) return { ok: false, config, toolsDir: null, errors, warnings, tools: [], mcpServers: [], issuers: [], clientConfigs: [] };
+  if (!loaded) return { ok: false, config, toolsDir: null, errors, warnings, tools: [], mcpServers: [], issuers: [], clientConfigs: [], openapi: [] };
   const configName = loaded.file ?? '(embedded defaults)';
   const keysLine = configRaw?.lineOf('/auth/keys');
   for (const message of loaded.warnings) {
@@ -98,15 +110,20 @@ export async function runCheck(opts: CheckOptions): Promise<CheckReport> {
   }
   for (const name of names) {
     const file = join(dir, name);
-    raws.set(file, readRaw(file));
-    warnings.push(...secretWarnings(file, raws.get(file)));
+    const raw = readRaw(file);
+    const v = raw?.value;
+    // An OpenAPI document beside its file is the API's own text, not settings (its `servers` is no MCP client's).
+    if (v !== null && typeof v === 'object' && !Array.isArray(v) && isDocumentValue(v)) continue;
+    raws.set(file, raw);
+    warnings.push(...secretWarnings(file, raw));
   }
   const clients = clientConfigNotes(raws);
   warnings.push(...clients.warnings);
   const rawOf = (file: string) => (raws.has(file) ? raws.get(file) : readRaw(file));
   errors.push(...registry.problems.map((p) => withLine(p, rawOf(p.file))));
   const open = openToAll(loaded.config.auth.mode, loadedKeys(loaded, configRaw), loaded.config.auth.oidc);
-  for (const t of registry.tools) warnings.push(...toolWarnings(t, rawOf, open));
+  for (const t of registry.tools) if (!t.openapi) warnings.push(...toolWarnings(t, rawOf, open));
+  for (const o of registry.openapi) warnings.push(...openApiWarnings(o.file, registry.tools.filter((t) => t.openapi && t.source.file === o.file), rawOf, open));
   for (const s of registry.servers) warnings.push(...serverWarnings(s));
   const connected = opts.connectTimeoutMs === undefined || registry.servers.length === 0
     ? undefined
@@ -125,5 +142,6 @@ export async function runCheck(opts: CheckOptions): Promise<CheckReport> {
     return connect ? { ...s, connect } : s;
   });
   warnings.sort((a, b) => (a.file < b.file ? -1 : a.file > b.file ? 1 : (a.line ?? 0) - (b.line ?? 0)));
-  return { ok: errors.length === 0, config, toolsDir: dir, errors, warnings, tools: registry.tools.map(summarize), mcpServers, issuers, clientConfigs: clients.names };
+  const openapi = registry.openapi.map(({ specPath: _path, ...o }) => o);
+  return { ok: errors.length === 0, config, toolsDir: dir, errors, warnings, tools: registry.tools.map(summarize), mcpServers, issuers, clientConfigs: clients.names, openapi };
 }

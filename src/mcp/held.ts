@@ -3,11 +3,18 @@ import { findingKinds } from '../tools/definition-findings.js';
 import type { CompiledTool } from '../tools/types.js';
 
 /**
- * The held error (TOOL_CHANGED) of a held MCP tool, saying why: a changed definition, or findings
+ * The held error (TOOL_CHANGED) of a held MCP tool or OpenAPI operation, saying why: a changed definition, or findings
  * (their kinds and where, never the text) in a poisoned one: calls (src/pipeline/resolve.ts) and
  * GET /v1/tools/{name} answer it.
  */
 export function heldError(tool: CompiledTool): GatewayError {
+  const op = tool.openapi;
+  if (op?.held) {
+    return new GatewayError('TOOL_CHANGED', `tool '${tool.name}' changed in its OpenAPI document '${op.spec}' (${op.method} ${op.path}) and is held until an admin accepts the change`, {
+      modelMessage: 'The tool changed in its API description and is held until an operator reviews the change. Use another tool or tell the user.',
+      details: [{ message: 'definition changed', document: op.spec, operation: `${op.method} ${op.path}`, oldHash: op.hash, newHash: op.held.newHash }],
+    });
+  }
   const mcp = tool.mcp;
   const held = mcp?.held;
   if (!mcp || !held) return new GatewayError('CONFLICT', `'${tool.name}' is not held`);

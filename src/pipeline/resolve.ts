@@ -33,7 +33,7 @@ export function resolveTool(registry: Registry, name: string, caller: Caller, op
       details: repl ? [{ message: 'replacement', replacement: repl }] : [],
     });
   }
-  if (tool.mcp?.held && !opts.lookOnly) throw heldError(tool);
+  if ((tool.mcp?.held || tool.openapi?.held) && !opts.lookOnly) throw heldError(tool);
   return tool;
 }
 

@@ -5,7 +5,7 @@ import { auditRecord } from '../audit/record.js';
 import { mcpAdminView } from '../mcp/admin-view.js';
 import { auditFindings, holdView, omittedFindings } from '../mcp/hold-view.js';
 import { unlisted } from '../tools/listable.js';
-import { McpAdminView, ReloadResult, errorResponses } from './schemas.js';
+import { McpAdminView, OpenApiAdminView, ReloadResult, errorResponses } from './schemas.js';
 
 /** Admin routes: reload tools.d and see the last result; the MCP servers' states; put a disabled backend or a held MCP tool back into service. */
 export async function adminRoutes(app: FastifyInstance, opts: { gw: Gateway }): Promise<void> {
@@ -31,6 +31,15 @@ export async function adminRoutes(app: FastifyInstance, opts: { gw: Gateway }): 
       }
       return mcpAdminView(gw.mcpPool.statuses(), (server) => tools.get(server) ?? 0, (server) => held.get(server) ?? []);
     },
+  );
+
+  app.get(
+    '/admin/openapi',
+    {
+      config: { role: 'admin' },
+      schema: { summary: 'Every kind: openapi file: its operations (held ones marked) and the skipped ones with why', tags: ['admin'], response: { 200: OpenApiAdminView, ...errorResponses(401, 403) } },
+    },
+    async () => ({ documents: gw.registry.openapi.map(({ specPath: _path, ...d }) => d) }),
   );
 
   app.post<{ Params: { name: string; id: string } }>(
@@ -59,7 +68,7 @@ export async function adminRoutes(app: FastifyInstance, opts: { gw: Gateway }): 
     {
       config: { role: 'admin' },
       schema: {
-        summary: 'Accept the held definition of an MCP tool (changed, or with findings: TOOL_CHANGED); that exact definition is pinned',
+        summary: 'Accept the held definition of an MCP tool or OpenAPI operation (changed, or with findings: TOOL_CHANGED); that exact definition is pinned',
         tags: ['admin'],
         params: { type: 'object', properties: { name: { type: 'string' } }, required: ['name'] },
         response: errorResponses(401, 403, 404, 409),
@@ -68,14 +77,17 @@ export async function adminRoutes(app: FastifyInstance, opts: { gw: Gateway }): 
     async (req) => {
       const tool = gw.registry.get(req.params.name);
       if (!tool) throw new GatewayError('TOOL_NOT_FOUND', `no tool named '${req.params.name}'`);
-      const change = tool.mcp?.held ? gw.mcp.accept(tool.mcp.server, tool.mcp.tool) : undefined;
+      const change = tool.mcp?.held ? gw.mcp.accept(tool.mcp.server, tool.mcp.tool) : tool.openapi?.held ? gw.openapi.accept(tool.source.file, tool.name) : undefined;
       if (!change) throw new GatewayError('CONFLICT', `'${tool.name}' is not held: there is no changed definition to accept`);
-      const { oldHash, newHash, reason } = change;
-      const findings = auditFindings(change.findings);
+      const { oldHash, newHash } = change;
+      const reason = 'reason' in change ? change.reason : 'changed';
+      const held = 'findings' in change ? change.findings : [];
+      const findings = auditFindings(held);
+      const from = tool.mcp ? { server: tool.mcp.server } : tool.openapi ? { document: tool.openapi.spec, file: tool.source.file } : {};
       await gw.audit.durable(auditRecord({
-        event: 'admin', action: 'accept-tool', caller: req.caller.id, requestId: req.id, tool: tool.name, server: tool.mcp?.server, oldHash, newHash, reason,
+        event: 'admin', action: 'accept-tool', caller: req.caller.id, requestId: req.id, tool: tool.name, ...from, oldHash, newHash, reason,
         ...(findings.length > 0 ? { findings } : {}),
-        ...(omittedFindings(change.findings) > 0 ? { findingsOmitted: omittedFindings(change.findings) } : {}),
+        ...(omittedFindings(held) > 0 ? { findingsOmitted: omittedFindings(held) } : {}),
       }));
       const { generation } = await gw.reload(); // the accepted definition serves from this generation on
       return { tool: tool.name, accepted: true, reason, oldHash, newHash, generation };

@@ -1,0 +1,169 @@
+import { dereference } from '@scalar/openapi-parser';
+import { upgradeFromTwoToThree } from '@scalar/openapi-upgrader/2.0-to-3.0';
+import jsonc from 'jsonc-parser';
+import { parseSource, pointerSegments, SourceError, toPointer, type FileProblem } from '../../util/source.js';
+
+/**
+ * Reads an OpenAPI document with @scalar/openapi-parser. Chosen over @apidevtools/swagger-parser
+ * and @readme/openapi-parser because one maintained, pure-JS package (no install scripts) does the
+ * things we need: its upgrader turns Swagger 2.0 into OpenAPI 3.0 (body and formData parameters,
+ * collectionFormat, host and basePath), it dereferences with circular $refs kept as shared
+ * objects, and it never reads a file or the network unless given a plugin (we give none: a remote
+ * $ref stays unresolved and its operations are skipped). Its 3.0 → 3.1 upgrade is not used: it
+ * rewrites a property *named* `example` as if it were the keyword (Kubernetes' JSONSchemaProps);
+ * the 3.0 schema keywords (nullable, example, boolean exclusiveMinimum) are translated where the
+ * schemas are written out (schema-convert.ts), which knows a keyword from a property name. Its
+ * validator is not used either: real documents break the meta-schema in ways that do not matter
+ * for calling them; each operation is checked for what its tool needs instead.
+ * Version 0.24 is the newest that supports Node 20 (later ones need Node 22).
+ */
+
+export type OpenApiVersion = '2.0' | '3.0' | '3.1';
+
+/** A dereferenced OpenAPI 3.0 or 3.1 document (Swagger 2.0 upgraded to 3.0). May contain cycles: walk it with a visited set. */
+export type OpenApiDocument = Readonly<Record<string, unknown>>;
+
+export interface ReadDocument {
+  readonly doc: OpenApiDocument;
+  /** Line in the original text of a JSON pointer into the document (the nearest existing parent for a pointer the upgrade made). */
+  lineOf(pointer: string): number | undefined;
+  /** The version the document was written in. */
+  readonly version: OpenApiVersion;
+  /**
+   * Where each dereferenced `$ref` site now is (the object that held the `$ref`, its keys now
+   * the target's), with the reference it held: recursive schemas are written back as `$defs`.
+   */
+  readonly refs: ReadonlyMap<object, string>;
+}
+
+/** Parses, upgrades and dereferences one document; `problems` when it cannot be used at all. */
+export async function readDocument(text: string, source: { file: string }): Promise<ReadDocument | { problems: FileProblem[] }> {
+  const { file } = source;
+  const parsed = parse(text, file);
+  if ('problems' in parsed) return parsed;
+  const { value, lineOf } = parsed;
+  const problem = (path: string, message: string): { problems: FileProblem[] } => {
+    const line = lineOf(path);
+    return { problems: [line === undefined ? { file, path, message } : { file, line, path, message }] };
+  };
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return problem('', 'an OpenAPI document holds one object');
+  const raw = value as Record<string, unknown>;
+  const version = versionOf(raw);
+  if (!version) {
+    return 'swagger' in raw || 'openapi' in raw
+      ? problem('openapi' in raw ? '/openapi' : '/swagger', `unsupported version ${JSON.stringify(raw['openapi'] ?? raw['swagger'])}: OpenAPI 3.0, 3.1 or Swagger 2.0 expected`)
+      : problem('', 'not an OpenAPI document: neither an "openapi" nor a "swagger" version field');
+  }
+  const paths = raw['paths'];
+  if (paths !== undefined && (paths === null || typeof paths !== 'object' || Array.isArray(paths))) return problem('/paths', 'paths must be an object');
+
+  let upgraded: unknown;
+  try {
+    upgraded = version === '2.0' ? upgradeFromTwoToThree(raw) : raw;
+  } catch (e) {
+    return problem('', `the Swagger 2.0 document could not be upgraded to OpenAPI 3.0: ${(e as Error).message}`);
+  }
+  const refs = new Map<object, string>();
+  const result = dereference(upgraded as Record<string, unknown>, { onDereference: ({ schema, ref }) => void refs.set(schema, ref) });
+  const loops = (result.errors ?? []).filter((e) => e.code === 'SELF_REFERENCE');
+  if (loops.length > 0) return problem('', loops.map((e) => e.message).join('; '));
+  const doc = result.schema;
+  if (doc === null || typeof doc !== 'object') return problem('', 'the document is empty');
+  return { doc: doc as OpenApiDocument, lineOf, version, refs };
+}
+
+function versionOf(raw: Record<string, unknown>): OpenApiVersion | undefined {
+  const oa = raw['openapi'];
+  if (typeof oa === 'string') return /^3\.0(\.|$)/.test(oa) ? '3.0' : /^3\.1(\.|$)/.test(oa) ? '3.1' : undefined;
+  return raw['swagger'] === '2.0' ? '2.0' : undefined;
+}
+
+type Parsed = { value: unknown; lineOf: (pointer: string) => number | undefined } | { problems: FileProblem[] };
+
+/**
+ * JSON is parsed with JSON.parse (fast for large documents) and its lines are found only when a
+ * problem asks, by one scan with jsonc-parser's visitor (the YAML parser would take seconds and
+ * hundreds of MB on a 10 MB document); YAML goes through the tool files' parser.
+ */
+function parse(text: string, file: string): Parsed {
+  if (/^\s*[{[]/.test(text)) {
+    let value: unknown;
+    try {
+      value = JSON.parse(text);
+    } catch (e) {
+      const message = (e as Error).message;
+      const at = /position (\d+)/.exec(message);
+      const line = at ? text.slice(0, Number(at[1])).split('\n').length : undefined;
+      return { problems: [{ file, ...(line !== undefined ? { line } : {}), path: '', message: `invalid JSON: ${message}` }] };
+    }
+    let lines: ((pointer: string) => number | undefined) | undefined;
+    return {
+      value,
+      lineOf: (pointer) => {
+        lines ??= jsonLines(text);
+        return lines(pointer);
+      },
+    };
+  }
+  try {
+    return parseSource(text, yamlName(file));
+  } catch (e) {
+    if (e instanceof SourceError) return { problems: e.problems.map((p) => ({ ...p, file, message: p.message.startsWith('invalid') ? p.message : `invalid YAML: ${p.message}` })) };
+    throw e;
+  }
+}
+
+/** Pointers deeper than this get the line of their nearest recorded parent (an index of every value would cost more than it tells). */
+const MAX_LINE_DEPTH = 6;
+const seg = (key: string): string => (key.includes('~') || key.includes('/') ? toPointer([key]) : `/${key}`);
+
+interface Frame {
+  readonly pointer: string | undefined;
+  readonly array: boolean;
+  index: number;
+  key: string;
+}
+
+/** Line (1-based) of each value of a JSON text down to MAX_LINE_DEPTH, in one pass. */
+function jsonLines(text: string): (pointer: string) => number | undefined {
+  const lines = new Map<string, number>();
+  const stack: Frame[] = [];
+  const here = (): string | undefined => {
+    const top = stack[stack.length - 1];
+    if (top === undefined) return '';
+    if (top.pointer === undefined || stack.length > MAX_LINE_DEPTH) return undefined;
+    return top.array ? `${top.pointer}/${++top.index}` : `${top.pointer}${seg(top.key)}`;
+  };
+  const value = (line: number): string | undefined => {
+    const top = stack[stack.length - 1];
+    const pointer = here();
+    if (pointer !== undefined && top?.array !== false) lines.set(pointer, line + 1); // a property's line is its key's
+    return pointer;
+  };
+  jsonc.visit(text, {
+    onObjectProperty: (property, _offset, _length, line) => {
+      const top = stack[stack.length - 1];
+      if (!top) return;
+      top.key = property;
+      if (top.pointer !== undefined && stack.length <= MAX_LINE_DEPTH) lines.set(`${top.pointer}${seg(property)}`, line + 1);
+    },
+    onObjectBegin: (_offset, _length, line) => void stack.push({ pointer: value(line), array: false, index: -1, key: '' }),
+    onArrayBegin: (_offset, _length, line) => void stack.push({ pointer: value(line), array: true, index: -1, key: '' }),
+    onObjectEnd: () => void stack.pop(),
+    onArrayEnd: () => void stack.pop(),
+    onLiteralValue: (_value, _offset, _length, line) => void value(line),
+  });
+  return (pointer) => {
+    const segs = pointerSegments(pointer);
+    for (let n = segs.length; n >= 0; n--) {
+      const line = lines.get(toPointer(segs.slice(0, n)));
+      if (line !== undefined) return line;
+    }
+    return undefined;
+  };
+}
+
+/** parseSource reads a name ending in .json as strict JSON; everything here that is not JSON text is YAML. */
+function yamlName(file: string): string {
+  return file.endsWith('.json') ? `${file}.yaml` : file;
+}
