@@ -26,6 +26,8 @@ export interface RestApp {
   /** Requests refused for missing or wrong credentials. */
   refused: { method: string; url: string }[];
   pets: Map<string, Pet>;
+  /** Operations whose answers break their own response schema from now on (bypassing Fastify's serializer). */
+  corrupt: Set<string>;
   close(): Promise<void>;
 }
 
@@ -67,6 +69,7 @@ export async function startRestApp(opts: { apiKey?: string; adminToken?: string 
   const adminToken = opts.adminToken ?? 'admin-token-456';
   const seen: Received[] = [];
   const refused: RestApp['refused'] = [];
+  const corrupt = new Set<string>();
   const pets = new Map<string, Pet>([
     ['p1', { id: 'p1', name: 'Rex', tags: ['dog', 'good'], status: 'available' }],
     ['p2', { id: 'p2', name: 'Tom', tags: ['cat'], status: 'sold' }],
@@ -170,6 +173,7 @@ export async function startRestApp(opts: { apiKey?: string; adminToken?: string 
     },
     async (req, reply) => {
       record('getPet', req);
+      if (corrupt.has('getPet')) return reply.serializer(JSON.stringify).send({ id: 42, tags: 'none' });
       const pet = pets.get((req.params as { petId: string }).petId);
       return pet ?? reply.code(404).send({ message: 'no such pet' });
     },
@@ -276,5 +280,5 @@ export async function startRestApp(opts: { apiKey?: string; adminToken?: string 
   const specYamlFile = join(dir, 'pets.openapi.yaml');
   writeFileSync(specFile, JSON.stringify(doc, null, 2));
   writeFileSync(specYamlFile, app.swagger({ yaml: true }));
-  return { url, docUrl: `${url}/documentation/json`, specFile, specYamlFile, doc, apiKey, adminToken, seen, refused, pets, close: () => app.close() };
+  return { url, docUrl: `${url}/documentation/json`, specFile, specYamlFile, doc, apiKey, adminToken, seen, refused, pets, corrupt, close: () => app.close() };
 }
