@@ -38,6 +38,8 @@ import type { McpPoolOptions } from './mcp/types.js';
 import { Prober } from './resilience/probes.js';
 import { McpCatalog } from './mcp/catalog.js';
 import { Tracing } from './tracing/index.js';
+import { OpenApiBook } from './tools/openapi/book.js';
+import type { OperationChange } from './tools/openapi/pins.js';
 
 export interface ReloadResult {
   generation: number;
@@ -108,6 +110,8 @@ export class Gateway extends EventEmitter<{ reload: [ReloadResult] }> {
   readonly resource: ProtectedResource | undefined;
   /** Imports the servers' tools into each generation, pins their definitions. */
   readonly mcp: McpCatalog;
+  /** The kind: openapi files' parsed documents, url caches and refresh timers, and their operations' pins. */
+  readonly openapi: OpenApiBook;
   /** Tokens for upstreams with `credentials` (HTTP backends and MCP servers). */
   readonly upstreamTokens = new UpstreamTokens();
   /** OpenTelemetry spans of calls (config `tracing`); undefined when off. */
@@ -132,7 +136,11 @@ export class Gateway extends EventEmitter<{ reload: [ReloadResult] }> {
     this.audit = opts.audit ?? createAuditSink(config, (msg, err) => this.warn(msg, err));
     this.mcpPool = new McpPool([], { secrets: this.secrets, upstreamTokens: this.upstreamTokens, ...(opts.mcpTrace ? { trace: opts.mcpTrace } : {}) });
     this.adapters = { http: new HttpAdapter(undefined, this.upstreamTokens), builtin: new BuiltinAdapter({ lookup: opts.lookup, maxResponseBytes: config.defaults.http.maxResponseBytes }), mcp: new McpAdapter(this.mcpPool) };
-    this.loadCtx = { dir: config.tools.dir, env: opts.env, secrets: this.secrets, defaults: config.defaults, ...(opts.lookup ? { lookup: opts.lookup } : {}) };
+    this.openapi = new OpenApiBook({
+      onDocumentChange: () => void this.reload().catch(() => undefined),
+      onChanges: (file, name, changes) => this.operationsChanged(file, name, changes),
+    });
+    this.loadCtx = { dir: config.tools.dir, env: opts.env, secrets: this.secrets, defaults: config.defaults, openapi: this.openapi, ...(opts.lookup ? { lookup: opts.lookup } : {}) };
     this.health = new HealthBook((tool, backend, state) => {
       this.metrics.backendState(tool, backend, state);
       opts.onBackendState?.(tool, backend, state);
@@ -216,6 +224,12 @@ export class Gateway extends EventEmitter<{ reload: [ReloadResult] }> {
       onError: (err, where) => this.opts.log?.error({ err, dir: this.config.tools.dir }, where === 'watch' ? 'cannot watch tools.d' : 'reload failed'),
     });
     this.watcher.start();
+    this.watcher.watchFiles(this.specPaths());
+  }
+
+  /** The `spec:` documents of the openapi files (the watcher reloads when one changes). */
+  private specPaths(): string[] {
+    return this.openapi.specPaths();
   }
 
   get config() {
@@ -225,6 +239,14 @@ export class Gateway extends EventEmitter<{ reload: [ReloadResult] }> {
   private warn(msg: string, err?: unknown): void {
     this.opts.onWarning?.(msg, err);
     this.opts.log?.warn({ err }, msg);
+  }
+
+  /** Every changed operation definition is audited with both hashes, held or (trustChanges) accepted, as MCP tools are. */
+  private operationsChanged(file: string, document: string, changes: readonly OperationChange[]): void {
+    for (const c of changes) {
+      this.audit.write(auditRecord({ event: 'reload', action: 'tool-changed', tool: c.tool, document, file, oldHash: c.oldHash, newHash: c.newHash, status: c.status }));
+      this.opts.log?.warn({ tool: c.tool, oldHash: c.oldHash, newHash: c.newHash, status: c.status }, `OpenAPI operation definition changed: ${c.status}`);
+    }
   }
 
   private redisStatus(up: boolean): void {
@@ -252,6 +274,7 @@ export class Gateway extends EventEmitter<{ reload: [ReloadResult] }> {
     this.health.retain(next.tools);
     this.prober.sync(next.tools);
     this.ready = true;
+    this.watcher?.watchFiles(this.specPaths());
     const old = new Map(before.tools.map((t) => [t.name, t.source.hash]));
     const now = new Map(next.tools.map((t) => [t.name, t.source.hash]));
     const result: ReloadResult = {
@@ -278,6 +301,7 @@ export class Gateway extends EventEmitter<{ reload: [ReloadResult] }> {
     await this.watcher?.stop();
     await this.background.close(); // background calls still running end as interrupted (audited) before their servers and sinks close
     await this.mcp.close();
+    this.openapi.close();
     await this.reloadChain;
     clearInterval(this.sweeper);
     this.prober.close();

@@ -95,7 +95,7 @@ export class McpCatalog {
         tools.push(t);
       }
     }
-    return new Registry(generation, new Date().toISOString(), tools, problems, files.servers, files.warnings);
+    return new Registry(generation, new Date().toISOString(), tools, problems, files.servers, files.warnings, files.openapi);
   }
 
   /** /readyz: every prestart server connected and its tools imported. */

@@ -3,7 +3,7 @@ import type { Gateway } from '../gateway.js';
 import { GatewayError } from '../errors.js';
 import { auditRecord } from '../audit/record.js';
 import { mcpAdminView } from '../mcp/admin-view.js';
-import { McpAdminView, ReloadResult, errorResponses } from './schemas.js';
+import { McpAdminView, OpenApiAdminView, ReloadResult, errorResponses } from './schemas.js';
 
 /** Admin routes: reload tools.d and see the last result; the MCP servers' states; put a disabled backend or a held MCP tool back into service. */
 export async function adminRoutes(app: FastifyInstance, opts: { gw: Gateway }): Promise<void> {
@@ -23,6 +23,15 @@ export async function adminRoutes(app: FastifyInstance, opts: { gw: Gateway }): 
       for (const t of gw.registry.tools) if (t.mcp) tools.set(t.mcp.server, (tools.get(t.mcp.server) ?? 0) + 1);
       return mcpAdminView(gw.mcpPool.statuses(), (server) => tools.get(server) ?? 0);
     },
+  );
+
+  app.get(
+    '/admin/openapi',
+    {
+      config: { role: 'admin' },
+      schema: { summary: 'Every kind: openapi file: its operations (held ones marked) and the skipped ones with why', tags: ['admin'], response: { 200: OpenApiAdminView, ...errorResponses(401, 403) } },
+    },
+    async () => ({ documents: gw.registry.openapi.map(({ specPath: _path, ...d }) => d) }),
   );
 
   app.post<{ Params: { name: string; id: string } }>(
@@ -51,7 +60,7 @@ export async function adminRoutes(app: FastifyInstance, opts: { gw: Gateway }): 
     {
       config: { role: 'admin' },
       schema: {
-        summary: 'Accept the changed definition of an MCP tool held by its pin (TOOL_CHANGED)',
+        summary: 'Accept the changed definition of an MCP tool or OpenAPI operation held by its pin (TOOL_CHANGED)',
         tags: ['admin'],
         params: { type: 'object', properties: { name: { type: 'string' } }, required: ['name'] },
         response: errorResponses(401, 403, 404, 409),
@@ -60,10 +69,11 @@ export async function adminRoutes(app: FastifyInstance, opts: { gw: Gateway }): 
     async (req) => {
       const tool = gw.registry.get(req.params.name);
       if (!tool) throw new GatewayError('TOOL_NOT_FOUND', `no tool named '${req.params.name}'`);
-      const change = tool.mcp?.held ? gw.mcp.accept(tool.mcp.server, tool.mcp.tool) : undefined;
+      const change = tool.mcp?.held ? gw.mcp.accept(tool.mcp.server, tool.mcp.tool) : tool.openapi?.held ? gw.openapi.accept(tool.source.file, tool.name) : undefined;
       if (!change) throw new GatewayError('CONFLICT', `'${tool.name}' is not held: there is no changed definition to accept`);
       const { oldHash, newHash } = change;
-      await gw.audit.durable(auditRecord({ event: 'admin', action: 'accept-tool', caller: req.caller.id, requestId: req.id, tool: tool.name, server: tool.mcp?.server, oldHash, newHash }));
+      const from = tool.mcp ? { server: tool.mcp.server } : tool.openapi ? { document: tool.openapi.document, file: tool.source.file } : {};
+      await gw.audit.durable(auditRecord({ event: 'admin', action: 'accept-tool', caller: req.caller.id, requestId: req.id, tool: tool.name, ...from, oldHash, newHash }));
       const { generation } = await gw.reload(); // the accepted definition serves from this generation on
       return { tool: tool.name, accepted: true, oldHash, newHash, generation };
     },

@@ -97,6 +97,22 @@ export const McpAdminView = Type.Object({
   ),
 });
 
+/** GET /admin/openapi: what each kind: openapi file became (operations, held ones, skipped ones and why). */
+export const OpenApiAdminView = Type.Object({
+  documents: Type.Array(
+    Type.Object({
+      file: Type.String(),
+      name: Type.String(),
+      source: Type.String(),
+      version: Type.String(),
+      operations: Type.Array(Type.Object({ tool: Type.String(), method: Type.String(), path: Type.String(), sideEffect: Type.String(), held: Type.Optional(Type.Boolean()) })),
+      skipped: Type.Array(
+        Type.Object({ operation: Type.String(), tool: Type.Optional(Type.String()), file: Type.String(), line: Type.Optional(Type.Integer()), path: Type.String(), reason: Type.String() }),
+      ),
+    }),
+  ),
+});
+
 export const ReloadResult = Type.Object({
   generation: Type.Integer(),
   at: Type.String(),

@@ -11,7 +11,8 @@ function deprecationNotice(t: CompiledTool): string {
 
 /** A held MCP tool is listed with the definition last accepted, and says why calls are refused. */
 function heldNotice(t: CompiledTool): string {
-  return t.mcp?.held ? ' [Held: its MCP server changed this tool; calls are refused until an operator reviews the change.]' : '';
+  if (t.mcp?.held) return ' [Held: its MCP server changed this tool; calls are refused until an operator reviews the change.]';
+  return t.openapi?.held ? ' [Held: its OpenAPI document changed this operation; calls are refused until an operator reviews the change.]' : '';
 }
 
 function described(t: CompiledTool): string {
@@ -34,6 +35,7 @@ export function toToolgate(t: CompiledTool) {
     deprecated: t.deprecated !== undefined,
     ...(t.deprecated?.replacement ? { replacement: t.deprecated.replacement } : {}),
     ...(t.mcp ? { mcp: { server: t.mcp.server, tool: t.mcp.tool, hash: t.mcp.hash, ...(t.mcp.held ? { held: true, newHash: t.mcp.held.newHash } : {}) } } : {}),
+    ...(t.openapi ? { openapi: { document: t.openapi.document, ...(t.openapi.operationId !== undefined ? { operationId: t.openapi.operationId } : {}), method: t.openapi.method, path: t.openapi.path, hash: t.openapi.hash, ...(t.openapi.held ? { held: true, newHash: t.openapi.held.newHash } : {}) } } : {}),
   };
 }
 

@@ -16,6 +16,9 @@ import { providerNameOf } from './names.js';
 import { Registry } from './registry.js';
 import { ToolFileSchema, type ToolFile } from './schema.js';
 import type { CompiledTool } from './types.js';
+import { OpenApiBook } from './openapi/book.js';
+import { isOpenApiFile, looksLikeDocument, OpenApiFileSchema, type OpenApiFile } from './openapi/file-schema.js';
+import type { OpenApiSummary } from './openapi/summary.js';
 
 export const TOOL_FILE = /^[^.~][^/]*\.(ya?ml|json)$/;
 
@@ -27,20 +30,26 @@ export interface LoadContext {
   readonly defaults: Config['defaults'];
   /** The resolver of `resolve: true` URL guards (default: the system's). */
   readonly lookup?: LookupAll;
+  /** The `kind: openapi` files' documents, pins and refresh timers (a gateway keeps one; default: a fresh one per load). */
+  readonly openapi?: OpenApiBook;
 }
 
-type FileResult = { tools: CompiledTool[]; problems: FileProblem[]; servers?: McpServerEntry[]; warnings?: FileProblem[] };
+type FileResult = { tools: CompiledTool[]; problems: FileProblem[]; servers?: McpServerEntry[]; warnings?: FileProblem[]; openapi?: OpenApiSummary };
 
 const fileValidator = createAjv().compile<ToolFile>(ToolFileSchema);
+const openApiValidator = createAjv().compile<OpenApiFile>(OpenApiFileSchema);
 const schemaAjv: Ajv2020 = createAjv();
 
 /** Loads, validates and compiles one tools.d file. Problems never throw: they are returned. */
 export function loadToolText(file: string, text: string, ctx: LoadContext): FileResult {
-  return compileOutcome({ file, text }, parseText({ file, text }), ctx);
+  const out = compileOutcome({ file, text }, parseText({ file, text }), ctx);
+  if (!(out instanceof Promise)) return out;
+  out.catch(() => undefined);
+  return { tools: [], problems: [{ file, path: '/kind', message: 'a kind: openapi file is loaded with its tools directory' }] };
 }
 
-/** Validates and compiles one parsed file (parsed here or in a parse-pool worker). */
-function compileOutcome(item: TextItem, outcome: ParseOutcome, ctx: LoadContext): FileResult {
+/** Validates and compiles one parsed file (parsed here or in a parse-pool worker); an openapi file asynchronously. */
+function compileOutcome(item: TextItem, outcome: ParseOutcome, ctx: LoadContext): FileResult | Promise<FileResult> {
   if ('problems' in outcome) return { tools: [], problems: outcome.problems };
   const { file, text } = item;
   const parsed = asParsedSource(item, outcome.value);
@@ -48,6 +57,9 @@ function compileOutcome(item: TextItem, outcome: ParseOutcome, ctx: LoadContext)
   if (value === null || typeof value !== 'object' || Array.isArray(value)) {
     return { tools: [], problems: [{ file, line: 1, path: '', message: 'a tool file holds one object' }] };
   }
+  if (isOpenApiFile(value)) return loadOpenApi(file, parsed.value as object, parsed.lineOf, ctx);
+  // An OpenAPI document beside the files that use it (a flat ConfigMap has no subfolders): not a tool.
+  if (!('kind' in value) && ('openapi' in value || 'swagger' in value)) return { tools: [], problems: [] };
   if (isMcpServerFile(value)) return { tools: [], ...loadMcpServerFile(file, parsed, ctx.env, ctx.secrets) };
   const literal = literalBackendSecrets(value);
   if (literal.length > 0) return { tools: [], problems: literal.map((path) => withLine(file, path, LITERAL_SECRET_MESSAGE, parsed.lineOf)) };
@@ -62,6 +74,16 @@ function compileOutcome(item: TextItem, outcome: ParseOutcome, ctx: LoadContext)
     ...(ctx.lookup ? { lookup: ctx.lookup } : {}),
   });
   return Array.isArray(compiled) ? { tools: [], problems: compiled } : { tools: [compiled], problems: [] };
+}
+
+/** A `kind: openapi` file: validated after `${env:}` expansion (the values become secrets), its document read or fetched. */
+async function loadOpenApi(file: string, raw: object, lineOf: (p: string) => number | undefined, ctx: LoadContext): Promise<FileResult> {
+  const expanded = expandEnv(raw, ctx.env, ctx.secrets);
+  if (!openApiValidator(expanded)) return { tools: [], problems: ajvProblems(openApiValidator.errors, file, lineOf) };
+  const book = ctx.openapi;
+  if (!book) return { tools: [], problems: [{ file, path: '/kind', message: 'a kind: openapi file is loaded with its tools directory' }] };
+  const out = await book.load({ file, toolsDir: ctx.dir, spec: expanded, lineOf, defaults: ctx.defaults, ajv: schemaAjv });
+  return { tools: out.tools, problems: out.problems, ...(out.summary ? { openapi: out.summary } : {}) };
 }
 
 /** Backends' client secrets written in the file (before expansion). */
@@ -86,6 +108,7 @@ const tick = () => new Promise((r) => setImmediate(r));
  */
 async function loadFiles(files: readonly string[], ctx: LoadContext, lastGood: ReadonlyMap<string, CompiledTool[]>): Promise<FileResult[]> {
   const results: FileResult[] = [];
+  const pending: Promise<void>[] = [];
   const fresh: { at: number; item: TextItem }[] = [];
   for (const [at, file] of files.entries()) {
     if (at > 0 && at % YIELD_EVERY === 0) await tick();
@@ -99,6 +122,7 @@ async function loadFiles(files: readonly string[], ctx: LoadContext, lastGood: R
     const kept = lastGood.get(file);
     const hash = kept ? sha256Hex(text) : '';
     if (kept && kept.every((t) => t.source.hash === hash)) results[at] = { tools: kept, problems: [] };
+    else if (looksLikeDocument(text)) results[at] = { tools: [], problems: [] }; // not parsed as a tool file: spared for a big document
     else fresh.push({ at, item: { file, text } });
   }
   for (const share of parseShares(fresh.map((f) => f.item))) {
@@ -106,9 +130,12 @@ async function loadFiles(files: readonly string[], ctx: LoadContext, lastGood: R
     for (const [k, outcome] of outcomes.entries()) {
       if (k > 0 && k % YIELD_EVERY === 0) await tick();
       const { at, item } = fresh[share.offset + k] as (typeof fresh)[number];
-      results[at] = compileOutcome(item, outcome, ctx);
+      const result = compileOutcome(item, outcome, ctx);
+      if (result instanceof Promise) pending.push(result.then((r) => void (results[at] = r)));
+      else results[at] = result;
     }
   }
+  await Promise.all(pending); // openapi files: their documents read, fetched and parsed meanwhile
   return results;
 }
 
@@ -134,7 +161,10 @@ export async function loadToolsDir(ctx: LoadContext, previous?: Registry): Promi
   }
   const lastGood = new Map<string, CompiledTool[]>();
   for (const t of previous?.tools ?? []) lastGood.set(t.source.file, [...(lastGood.get(t.source.file) ?? []), t]);
-  const results = await loadFiles(names.map((name) => join(ctx.dir, name)), ctx, lastGood);
+  const book = ctx.openapi ?? new OpenApiBook();
+  const results = await loadFiles(names.map((name) => join(ctx.dir, name)), { ...ctx, openapi: book }, lastGood);
+  if (ctx.openapi) ctx.openapi.retain(new Set(names.map((name) => join(ctx.dir, name))));
+  else book.close();
 
   const chosen = new Map<string, CompiledTool>();
   const byProvider = new Map<string, string>();
@@ -159,7 +189,16 @@ export async function loadToolsDir(ctx: LoadContext, previous?: Registry): Promi
     byProvider.set(providerName, file);
   }
   const warnings = ordered.flatMap(({ r }) => (r.problems.length > 0 ? [] : (r.warnings ?? [])));
-  return new Registry((previous?.generation ?? 0) + 1, new Date().toISOString(), [...chosen.values()], problems, servers, warnings);
+  // A broken openapi file shows what still serves: its last good summary.
+  const openapi = ordered.flatMap(({ r, file }) => (r.problems.length > 0 ? (previous?.openapi ?? []).filter((o) => o.file === file) : r.openapi ? [r.openapi] : []));
+  for (const o of openapi) warnings.push(...o.skipped.map((s) => skipWarning(o, s)));
+  return new Registry((previous?.generation ?? 0) + 1, new Date().toISOString(), [...chosen.values()], problems, servers, warnings, openapi);
+}
+
+/** A skipped operation is logged (once, while it lasts) like a client config's ignored key. */
+function skipWarning(o: OpenApiSummary, s: OpenApiSummary['skipped'][number]): FileProblem {
+  const message = `${o.name}: operation ${s.operation || '(unknown)'} skipped: ${s.reason}`;
+  return s.line === undefined ? { file: s.file, path: s.path, message } : { file: s.file, line: s.line, path: s.path, message };
 }
 
 /** MCP servers of the files, names unique (a previous owner keeps its name); a failed file keeps its last good servers. */

@@ -1,6 +1,7 @@
 import type { FileProblem } from '../util/source.js';
 import type { McpServerEntry } from './mcp-file.js';
 import type { CompiledTool } from './types.js';
+import type { OpenApiSummary } from './openapi/summary.js';
 
 /**
  * An immutable snapshot of the tools a generation serves. A reload builds a new one and swaps
@@ -20,6 +21,8 @@ export class Registry {
     readonly servers: readonly McpServerEntry[] = [],
     /** Things a file said that were ignored (an MCP client's foreign keys): logged, never refused. */
     readonly warnings: readonly FileProblem[] = [],
+    /** What each `kind: openapi` file became: its operations and the skipped ones, with why. */
+    readonly openapi: readonly OpenApiSummary[] = [],
   ) {
     this.tools = [...tools].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
     this.byName = new Map(this.tools.map((t) => [t.name, t]));

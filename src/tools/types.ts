@@ -92,6 +92,21 @@ export interface CompiledTool {
   readonly source: { readonly file: string; readonly hash: string };
   /** Set on a tool imported from an MCP server file. */
   readonly mcp?: McpImportInfo;
+  /** Set on a tool made from an operation of a `kind: openapi` file. */
+  readonly openapi?: OpenApiOperationInfo;
+}
+
+/** The operation a tool was made from, and whether a changed definition holds it (as McpImportInfo). */
+export interface OpenApiOperationInfo {
+  /** The file's `name`. */
+  readonly document: string;
+  readonly operationId?: string;
+  readonly method: string;
+  readonly path: string;
+  /** OperationDef.hash of the definition in use. */
+  readonly hash: string;
+  /** The document now defines the operation otherwise: calls answer TOOL_CHANGED until an admin accepts it. */
+  readonly held?: { readonly newHash: string };
 }
 
 /** Where an imported tool came from, and whether a changed definition holds it. */

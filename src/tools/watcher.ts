@@ -1,5 +1,6 @@
 import { existsSync } from 'node:fs';
 import { watch } from 'node:fs/promises';
+import { basename, dirname, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { TOOL_FILE } from './loader.js';
 
@@ -39,8 +40,58 @@ export class ToolsWatcher {
   private running: Promise<void> | undefined;
   private again = false;
   private loop: Promise<void> | undefined;
+  /** Subfolders of tools.d holding OpenAPI documents (`spec:`), each watched for those files only. */
+  private readonly extra = new Map<string, { names: Set<string>; abort: AbortController; loop: Promise<void> }>();
 
   constructor(private readonly opts: ToolsWatcherOptions) {}
+
+  /**
+   * The documents the openapi files read: a change to one reloads as a change to a tool file
+   * does. Those in tools.d itself are seen already; each other folder gets a watch of its own.
+   */
+  watchFiles(paths: readonly string[]): void {
+    if (this.abort.signal.aborted) return;
+    const root = resolve(this.opts.dir);
+    const wanted = new Map<string, Set<string>>();
+    for (const p of paths) {
+      const dir = dirname(resolve(p));
+      if (dir === root) continue;
+      wanted.set(dir, (wanted.get(dir) ?? new Set()).add(basename(p)));
+    }
+    for (const [dir, w] of this.extra) {
+      if (wanted.has(dir)) continue;
+      w.abort.abort();
+      this.extra.delete(dir);
+    }
+    for (const [dir, names] of wanted) {
+      const w = this.extra.get(dir);
+      if (w) {
+        w.names = names;
+        continue;
+      }
+      const abort = new AbortController();
+      const entry = { names, abort, loop: Promise.resolve() };
+      entry.loop = this.watchExtra(dir, entry, abort.signal);
+      this.extra.set(dir, entry);
+    }
+  }
+
+  private async watchExtra(dir: string, entry: { names: Set<string> }, signal: AbortSignal): Promise<void> {
+    let failures = 0;
+    while (!signal.aborted && !this.abort.signal.aborted) {
+      if (failures > 0 && existsSync(dir)) this.notify(); // the folder is back: its documents may be new
+      try {
+        for await (const ev of watch(dir, { signal, persistent: false })) {
+          failures = 0;
+          if (ev.filename === null || entry.names.has(ev.filename) || ev.filename.startsWith('..')) this.notify();
+        }
+      } catch {
+        if (signal.aborted) return;
+      }
+      failures++;
+      await sleep(Math.min((this.opts.retryMs ?? 1000) * 2 ** (failures - 1), 30_000), undefined, { signal }).catch(() => undefined);
+    }
+  }
 
   start(): void {
     this.loop ??= this.watchLoop();
@@ -49,6 +100,9 @@ export class ToolsWatcher {
   /** Stops watching and waits for a reload in progress to end. */
   async stop(): Promise<void> {
     this.abort.abort();
+    for (const w of this.extra.values()) w.abort.abort();
+    await Promise.all([...this.extra.values()].map((w) => w.loop));
+    this.extra.clear();
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
     await this.loop;

@@ -41,7 +41,8 @@ export const OpenApiFromUrlSchema = Type.Object(
     ...common,
     url: Type.String({ pattern: '^https?://', description: 'where the document is fetched (cached; refetched on reload or every refreshSeconds)' }),
     headers: Type.Optional(StringMap),
-    refreshSeconds: Type.Optional(Type.Integer({ minimum: 10 })),
+    refreshSeconds: Type.Optional(Type.Integer({ minimum: 10, description: 'refetch this often (a changed document reloads); else on every reload only' })),
+    fetchTimeoutMs: Type.Optional(Type.Integer({ minimum: 100, maximum: 120000, description: 'bound of one fetch of the document, connect to last byte (default 10000)' })),
   },
   { additionalProperties: false },
 );
@@ -51,3 +52,17 @@ export const OpenApiFileSchema = Type.Union([OpenApiFromFileSchema, OpenApiFromU
   description: 'An OpenAPI document whose operations become tools (tools.d/*.yaml|*.yml|*.json, kind: openapi)',
 });
 export type OpenApiFile = Static<typeof OpenApiFileSchema>;
+
+/** A tools.d file that says `kind: openapi`. */
+export function isOpenApiFile(value: object): boolean {
+  return (value as { kind?: unknown }).kind === 'openapi';
+}
+
+/**
+ * An OpenAPI document (not a tool file) by its first key, `openapi:` or `swagger:` (YAML or
+ * JSON): one beside its tool file is skipped unparsed. A document whose version key comes later
+ * is recognised once parsed.
+ */
+export function looksLikeDocument(text: string): boolean {
+  return /^(?:\uFEFF)?(?:\s*#[^\n]*\n)*\s*(?:\{\s*)?(["']?)(?:openapi|swagger)\1\s*:/.test(text);
+}
