@@ -7,14 +7,13 @@ import { renderUrl } from '../util/url-template.js';
 import type { Cancel, CancelListener } from '../util/cancel.js';
 import { pending, type Settle } from '../util/settle.js';
 import type { HttpTarget } from '../tools/types.js';
+import { planSecrets, type RequestPlan } from '../tools/openapi/plan.js';
+import { buildRequest, checkHeaderValue, type BuiltRequest } from './openapi-request.js';
 import type { AdapterRequest, ToolAdapter, UpstreamPayload } from './types.js';
 import { UpstreamTokens, type CredentialRequest, type Got, type UpstreamCredentials } from '../auth/upstream/index.js';
 
 const TRIM_BYTES = 1024;
 const NO_EFFECT_CODES = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'UND_ERR_CONNECT_TIMEOUT', 'EHOSTUNREACH', 'ENETUNREACH']);
-/** What an HTTP field value cannot carry (RFC 9110 §5.5: HTAB, SP, VCHAR, obs-text): a line break, NUL, another control, past U+00FF. */
-const NOT_FIELD_VALUE = /[^\t\x20-\x7e\x80-\xff]/;
-const LINE_BREAK = /[\r\n]/;
 const JSON_MEDIA_TYPE = /[/+]json\b/i;
 const NO_SECRETS: ReadonlySet<string> = new Set();
 
@@ -48,31 +47,13 @@ export class HttpAdapter implements ToolAdapter {
 
   async call(req: AdapterRequest): Promise<UpstreamPayload> {
     const t = req.backend.target as HttpTarget;
-    const { origin, path } = this.split(t, renderUrl(t.url, req.args));
-    const headers: Record<string, string> = { 'x-request-id': req.requestId };
-    for (const [name, tpl] of t.headers) {
-      const value = render(tpl, req.args);
-      // Refused here, as the model's mistake: undici would throw, taken for a network failure (retried, counted by the breaker).
-      if (NOT_FIELD_VALUE.test(value)) {
-        const what = LINE_BREAK.test(value) ? 'a line break' : 'a control character or one past U+00FF';
-        throw new GatewayError('INVALID_ARGUMENTS', `an argument would put ${what} into header '${name}'`, {
-          details: [{ path: '/', message: `header values cannot contain ${what}` }],
-        });
-      }
-      headers[name] = value;
-    }
-    if (req.trace) addTraceHeaders(headers, req.trace);
-    let body: string | undefined;
-    if (t.body !== undefined && t.method !== 'GET' && t.method !== 'HEAD') {
-      const rendered = renderJson(t.body, req.args);
-      body = typeof rendered === 'string' ? rendered : JSON.stringify(rendered ?? null);
-      headers['content-type'] ??= typeof rendered === 'string' ? 'text/plain; charset=utf-8' : 'application/json';
-    }
+    const { origin, path, headers, body } = t.openapi ? this.fromPlan(t.openapi, req) : this.fromTemplates(t, req);
     if (req.cancel.aborted) throw req.cancel.reason as Error;
 
+    const known = t.openapi ? this.withPlanSecrets(t.openapi, req.secrets) : req.secrets;
     const { answer, secrets } = t.credentials
-      ? await this.sendWithToken(t.credentials, origin, path, t, headers, body, req)
-      : { answer: await this.send(origin, path, t, headers, body, req), secrets: req.secrets };
+      ? await this.sendWithToken(t.credentials, origin, path, t, headers, body, { ...req, secrets: known })
+      : { answer: await this.send(origin, path, t, headers, body, req), secrets: known };
     const contentType = headerText(answer.headers['content-type']);
     if (answer.status >= 400) throw statusError(answer, secrets);
     if (JSON_MEDIA_TYPE.test(contentType)) {
@@ -86,6 +67,41 @@ export class HttpAdapter implements ToolAdapter {
       }
     }
     return { kind: 'text', text: answer.bytes.toString('utf8'), contentType };
+  }
+
+  /** The request of a templated backend (url, headers and body of its tool file). */
+  private fromTemplates(t: HttpTarget, req: AdapterRequest): BuiltRequest {
+    const { origin, path } = this.split(t, renderUrl(t.url, req.args));
+    const headers: Record<string, string> = { 'x-request-id': req.requestId };
+    for (const [name, tpl] of t.headers) {
+      const value = render(tpl, req.args);
+      // Refused here, as the model's mistake: undici would throw, taken for a network failure (retried, counted by the breaker).
+      checkHeaderValue(name, value);
+      headers[name] = value;
+    }
+    if (req.trace) addTraceHeaders(headers, req.trace);
+    let body: string | undefined;
+    if (t.body !== undefined && t.method !== 'GET' && t.method !== 'HEAD') {
+      const rendered = renderJson(t.body, req.args);
+      body = typeof rendered === 'string' ? rendered : JSON.stringify(rendered ?? null);
+      headers['content-type'] ??= typeof rendered === 'string' ? 'text/plain; charset=utf-8' : 'application/json';
+    }
+    return { origin, path, headers, body };
+  }
+
+  /** The request of an OpenAPI operation (src/adapters/openapi-request.ts). */
+  private fromPlan(plan: RequestPlan, req: AdapterRequest): BuiltRequest {
+    const built = buildRequest(plan, req.args);
+    const headers: Record<string, string> = { 'x-request-id': req.requestId, ...built.headers };
+    if (req.trace) addTraceHeaders(headers, req.trace);
+    return { ...built, headers };
+  }
+
+  /** The secrets an operation sends, beside the gateway's: masked in what an upstream answers. */
+  private withPlanSecrets(plan: RequestPlan, secrets: ReadonlySet<string> | undefined): ReadonlySet<string> | undefined {
+    const own = planSecrets(plan);
+    if (own.length === 0 || own.every((s) => secrets?.has(s))) return secrets;
+    return new Set([...(secrets ?? NO_SECRETS), ...own]);
   }
 
   async close(): Promise<void> {
@@ -107,8 +123,10 @@ export class HttpAdapter implements ToolAdapter {
     body: string | undefined,
     req: AdapterRequest,
   ): Promise<{ answer: Answer; secrets: ReadonlySet<string> | undefined }> {
+    const oauth = t.openapi?.auth.find((a) => a.kind === 'oauth2');
     const ask: CredentialRequest = {
-      key: `${req.tool.name}\0${req.backend.id}\0${req.backend.hash}`,
+      // An OpenAPI file's operations share a token per scheme and scopes; else one per backend definition.
+      key: oauth?.kind === 'oauth2' ? oauth.tokenKey : `${req.tool.name}\0${req.backend.id}\0${req.backend.hash}`,
       what: `backend '${req.backend.id}' of '${req.tool.name}'`,
       upstream: new URL(path, origin),
       caller: req.caller,

@@ -45,6 +45,12 @@ export function formatReport(r: CheckReport): string {
     lines.push('', `MCP servers (${r.mcpServers.length}; their tools are imported when the gateway connects):`);
     lines.push(...table(r.mcpServers.map((s) => [s.name, s.transport, `include: ${s.include === null ? '(all)' : s.include.join(', ')}`, ...connected(s), s.file])));
   }
+  for (const o of r.openapi) {
+    lines.push('', `OpenAPI document ${o.name} (${o.version}, ${o.source}; ${o.operations.length} operation(s), ${o.skipped.length} skipped) from ${o.file}:`);
+    const ops = o.operations.map((op) => [op.tool, op.method, op.path, op.sideEffect, ...(op.held ? ['HELD (changed; an admin accepts it)'] : [])]);
+    lines.push(...(ops.length > 0 ? table(ops) : ['  (no operation)']));
+    for (const s of o.skipped) lines.push(`  skipped ${s.operation || '(document)'}: ${s.reason} [${formatProblem({ file: s.file, ...(s.line !== undefined ? { line: s.line } : {}), path: s.path, message: '' }).replace(/: $/, '')}]`);
+  }
   if (r.clientConfigs.length > 0) {
     lines.push('', `MCP client config names (${r.clientConfigs.length}; as written → as served):`);
     lines.push(...table(r.clientConfigs.map((n) => [n.from, '→', n.skipped ? `(skipped: ${n.skipped})` : (n.to ?? '(unusable)'), n.file])));

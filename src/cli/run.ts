@@ -78,7 +78,7 @@ export async function runCheck(opts: CheckOptions): Promise<CheckReport> {
   const configRaw = existsSync(configFile) ? readRaw(configFile) : undefined;
   if (configRaw) warnings.push(...secretWarnings(configFile, configRaw));
   const config = loaded ? (loaded.file ?? null) : configFile;
-  if (!loaded) return { ok: false, config, toolsDir: null, errors, warnings, tools: [], mcpServers: [], issuers: [], clientConfigs: [] };
+  if (!loaded) return { ok: false, config, toolsDir: null, errors, warnings, tools: [], mcpServers: [], issuers: [], clientConfigs: [], openapi: [] };
   const configName = loaded.file ?? '(embedded defaults)';
   const keysLine = configRaw?.lineOf('/auth/keys');
   for (const message of loaded.warnings) {
@@ -125,5 +125,6 @@ export async function runCheck(opts: CheckOptions): Promise<CheckReport> {
     return connect ? { ...s, connect } : s;
   });
   warnings.sort((a, b) => (a.file < b.file ? -1 : a.file > b.file ? 1 : (a.line ?? 0) - (b.line ?? 0)));
-  return { ok: errors.length === 0, config, toolsDir: dir, errors, warnings, tools: registry.tools.map(summarize), mcpServers, issuers, clientConfigs: clients.names };
+  const openapi = registry.openapi.map(({ specPath: _path, ...o }) => o);
+  return { ok: errors.length === 0, config, toolsDir: dir, errors, warnings, tools: registry.tools.map(summarize), mcpServers, issuers, clientConfigs: clients.names, openapi };
 }

@@ -1,4 +1,5 @@
 import type { FileProblem } from '../util/source.js';
+import type { OpenApiSummary } from '../tools/openapi/summary.js';
 
 /** What `toolgate check` found; `--json` prints it as is. */
 
@@ -77,6 +78,8 @@ export interface CheckReport {
   readonly issuers: readonly IssuerSummary[];
   /** Each server of an MCP client config file (mcpServers / servers): its name as written and as served, or why skipped. */
   readonly clientConfigs: readonly ClientConfigName[];
+  /** Each kind: openapi file: the operations it becomes (tool, method, path, side effect) and those skipped, with why. */
+  readonly openapi: readonly Omit<OpenApiSummary, 'specPath'>[];
 }
 
 export interface ClientConfigName {

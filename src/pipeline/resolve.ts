@@ -40,9 +40,9 @@ export function resolveTool(registry: Registry, name: string, caller: Caller, op
   }
   const op = tool.openapi;
   if (op?.held && !opts.lookOnly) {
-    throw new GatewayError('TOOL_CHANGED', `tool '${tool.name}' changed in its OpenAPI document '${op.document}' (${op.method} ${op.path}) and is held until an admin accepts the change`, {
+    throw new GatewayError('TOOL_CHANGED', `tool '${tool.name}' changed in its OpenAPI document '${op.spec}' (${op.method} ${op.path}) and is held until an admin accepts the change`, {
       modelMessage: 'The tool changed in its API description and is held until an operator reviews the change. Use another tool or tell the user.',
-      details: [{ message: 'definition changed', document: op.document, operation: `${op.method} ${op.path}`, oldHash: op.hash, newHash: op.held.newHash }],
+      details: [{ message: 'definition changed', document: op.spec, operation: `${op.method} ${op.path}`, oldHash: op.hash, newHash: op.held.newHash }],
     });
   }
   return tool;

@@ -72,7 +72,7 @@ export async function adminRoutes(app: FastifyInstance, opts: { gw: Gateway }): 
       const change = tool.mcp?.held ? gw.mcp.accept(tool.mcp.server, tool.mcp.tool) : tool.openapi?.held ? gw.openapi.accept(tool.source.file, tool.name) : undefined;
       if (!change) throw new GatewayError('CONFLICT', `'${tool.name}' is not held: there is no changed definition to accept`);
       const { oldHash, newHash } = change;
-      const from = tool.mcp ? { server: tool.mcp.server } : tool.openapi ? { document: tool.openapi.document, file: tool.source.file } : {};
+      const from = tool.mcp ? { server: tool.mcp.server } : tool.openapi ? { document: tool.openapi.spec, file: tool.source.file } : {};
       await gw.audit.durable(auditRecord({ event: 'admin', action: 'accept-tool', caller: req.caller.id, requestId: req.id, tool: tool.name, ...from, oldHash, newHash }));
       const { generation } = await gw.reload(); // the accepted definition serves from this generation on
       return { tool: tool.name, accepted: true, oldHash, newHash, generation };

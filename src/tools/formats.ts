@@ -35,7 +35,7 @@ export function toToolgate(t: CompiledTool) {
     deprecated: t.deprecated !== undefined,
     ...(t.deprecated?.replacement ? { replacement: t.deprecated.replacement } : {}),
     ...(t.mcp ? { mcp: { server: t.mcp.server, tool: t.mcp.tool, hash: t.mcp.hash, ...(t.mcp.held ? { held: true, newHash: t.mcp.held.newHash } : {}) } } : {}),
-    ...(t.openapi ? { openapi: { document: t.openapi.document, ...(t.openapi.operationId !== undefined ? { operationId: t.openapi.operationId } : {}), method: t.openapi.method, path: t.openapi.path, hash: t.openapi.hash, ...(t.openapi.held ? { held: true, newHash: t.openapi.held.newHash } : {}) } } : {}),
+    ...(t.openapi ? { openapi: { spec: t.openapi.spec, ...(t.openapi.operationId !== undefined ? { operationId: t.openapi.operationId } : {}), method: t.openapi.method, path: t.openapi.path, hash: t.openapi.hash, ...(t.openapi.held ? { held: true, newHash: t.openapi.held.newHash } : {}) } } : {}),
   };
 }
 

@@ -17,7 +17,7 @@ import { Registry } from './registry.js';
 import { ToolFileSchema, type ToolFile } from './schema.js';
 import type { CompiledTool } from './types.js';
 import { OpenApiBook } from './openapi/book.js';
-import { isOpenApiFile, looksLikeDocument, OpenApiFileSchema, type OpenApiFile } from './openapi/file-schema.js';
+import { isOpenApiFile, looksLikeDocument, OpenApiFromFileSchema, OpenApiFromUrlSchema, type OpenApiFile } from './openapi/file-schema.js';
 import type { OpenApiSummary } from './openapi/summary.js';
 
 export const TOOL_FILE = /^[^.~][^/]*\.(ya?ml|json)$/;
@@ -37,7 +37,9 @@ export interface LoadContext {
 type FileResult = { tools: CompiledTool[]; problems: FileProblem[]; servers?: McpServerEntry[]; warnings?: FileProblem[]; openapi?: OpenApiSummary };
 
 const fileValidator = createAjv().compile<ToolFile>(ToolFileSchema);
-const openApiValidator = createAjv().compile<OpenApiFile>(OpenApiFileSchema);
+const openApiAjv = createAjv();
+const openApiFromFile = openApiAjv.compile<OpenApiFile>(OpenApiFromFileSchema);
+const openApiFromUrl = openApiAjv.compile<OpenApiFile>(OpenApiFromUrlSchema);
 const schemaAjv: Ajv2020 = createAjv();
 
 /** Loads, validates and compiles one tools.d file. Problems never throw: they are returned. */
@@ -79,11 +81,13 @@ function compileOutcome(item: TextItem, outcome: ParseOutcome, ctx: LoadContext)
 /** A `kind: openapi` file: validated after `${env:}` expansion (the values become secrets), its document read or fetched. */
 async function loadOpenApi(file: string, raw: object, lineOf: (p: string) => number | undefined, ctx: LoadContext): Promise<FileResult> {
   const expanded = expandEnv(raw, ctx.env, ctx.secrets);
-  if (!openApiValidator(expanded)) return { tools: [], problems: ajvProblems(openApiValidator.errors, file, lineOf) };
+  // Checked against the branch the file chose (url: or spec:), so problems speak of that one only.
+  const check = 'url' in raw ? openApiFromUrl : openApiFromFile;
+  if (!check(expanded)) return { tools: [], problems: ajvProblems(check.errors, file, lineOf) };
   const book = ctx.openapi;
   if (!book) return { tools: [], problems: [{ file, path: '/kind', message: 'a kind: openapi file is loaded with its tools directory' }] };
   const out = await book.load({ file, toolsDir: ctx.dir, spec: expanded, lineOf, defaults: ctx.defaults, ajv: schemaAjv });
-  return { tools: out.tools, problems: out.problems, ...(out.summary ? { openapi: out.summary } : {}) };
+  return { tools: out.tools, problems: out.problems, ...(out.summary ? { openapi: out.summary } : {}), ...(out.warnings ? { warnings: [...out.warnings] } : {}) };
 }
 
 /** Backends' client secrets written in the file (before expansion). */

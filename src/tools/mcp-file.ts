@@ -76,7 +76,7 @@ export function loadMcpServerFile(file: string, parsed: ParsedSource, env: Env, 
   }
   if (isObject(value) && value['kind'] !== 'mcp-server') {
     const line = parsed.lineOf('/kind');
-    const message = `unknown kind ${JSON.stringify(value['kind'])}: a file holds one tool (no kind), kind: mcp-server or kind: mcp-client-config`;
+    const message = `unknown kind ${JSON.stringify(value['kind'])}: a file holds one tool (no kind), kind: mcp-server, kind: mcp-client-config or kind: openapi`;
     return { servers: [], problems: [line === undefined ? { file, path: '/kind', message } : { file, line, path: '/kind', message }] };
   }
   // Check against the branch the transport names, so problems speak of that transport only.

@@ -6,6 +6,7 @@ import type { CompiledGuard } from '../guards/index.js';
 import type { ConfirmPolicy } from '../confirm/rule.js';
 import type { FallbackFile, SideEffectValue } from './schema.js';
 import type { UpstreamCredentials } from '../auth/upstream/spec.js';
+import type { RequestPlan } from './openapi/plan.js';
 
 /** The compiled, immutable form of a tool: everything a call needs, prepared at load time. */
 
@@ -18,6 +19,8 @@ export interface HttpTarget {
   readonly maxResponseBytes: number;
   /** `credentials:` of the backend: the adapter sends the token it yields as Authorization: Bearer. */
   readonly credentials?: UpstreamCredentials | undefined;
+  /** Set on an OpenAPI operation's backend: the request is built from this plan (url, headers and body above are not used). */
+  readonly openapi?: RequestPlan | undefined;
 }
 export interface McpTarget {
   readonly kind: 'mcp';
@@ -92,18 +95,18 @@ export interface CompiledTool {
   readonly source: { readonly file: string; readonly hash: string };
   /** Set on a tool imported from an MCP server file. */
   readonly mcp?: McpImportInfo;
-  /** Set on a tool made from an operation of a `kind: openapi` file. */
-  readonly openapi?: OpenApiOperationInfo;
+  /** Set on a tool made from an operation of an OpenAPI document (kind: openapi). */
+  readonly openapi?: OpenApiImportInfo;
 }
 
-/** The operation a tool was made from, and whether a changed definition holds it (as McpImportInfo). */
-export interface OpenApiOperationInfo {
-  /** The file's `name`. */
-  readonly document: string;
-  readonly operationId?: string;
+/** Where an OpenAPI tool came from, and whether a changed operation holds it. */
+export interface OpenApiImportInfo {
+  /** The `name` of the kind: openapi file. */
+  readonly spec: string;
+  readonly operationId: string | undefined;
   readonly method: string;
   readonly path: string;
-  /** OperationDef.hash of the definition in use. */
+  /** Pin of the operation's definition in use (see OperationDef.hash). */
   readonly hash: string;
   /** The document now defines the operation otherwise: calls answer TOOL_CHANGED until an admin accepts it. */
   readonly held?: { readonly newHash: string };

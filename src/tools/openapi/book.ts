@@ -6,7 +6,8 @@ import { providerNameOf } from '../names.js';
 import type { CompiledTool } from '../types.js';
 import { readDocument } from './document.js';
 import type { OpenApiFile } from './file-schema.js';
-import { compileOperation, operationDefs, type OperationDef } from './operations.js';
+import { compileOperation } from './compile-operation.js';
+import { operationDefs, type OperationDef } from './operations.js';
 import { OperationPins, type OperationChange, type ServedOperation } from './pins.js';
 import { documentText, specPath, type UrlCache } from './source.js';
 import type { OpenApiSummary, SkippedOperation } from './summary.js';
@@ -26,6 +27,8 @@ export interface OpenApiLoadResult {
   tools: CompiledTool[];
   problems: FileProblem[];
   summary?: OpenApiSummary;
+  /** Notes that skip nothing (logged once, like a client config's ignored keys). */
+  warnings?: readonly FileProblem[];
 }
 
 interface Parsed {
@@ -34,6 +37,7 @@ interface Parsed {
   readonly version: string;
   readonly defs: readonly OperationDef[];
   readonly skipped: readonly SkippedOperation[];
+  readonly warnings: readonly FileProblem[];
 }
 
 interface FileState {
@@ -93,9 +97,9 @@ export class OpenApiBook {
     if (parsed?.docHash !== doc.hash || parsed.specHash !== specHash) {
       const read = await readDocument(doc.text, { file: doc.source });
       if ('problems' in read) return { tools: [], problems: read.problems.map((p) => ({ ...p, file: p.file || doc.source })) };
-      const ops = operationDefs(spec, read.doc, read.lineOf);
+      const ops = operationDefs(spec, read.doc, read.lineOf, { file: doc.source, refs: read.refs, specFile: file, specLineOf: input.lineOf });
       const skipped = ops.problems.map((p) => skippedOf({ ...p, file: p.file || doc.source }));
-      parsed = { docHash: doc.hash, specHash, version: read.version, defs: ops.ops, skipped };
+      parsed = { docHash: doc.hash, specHash, version: read.version, defs: ops.ops, skipped, warnings: ops.warnings };
       state.parsed = parsed;
     }
     const observed = state.pins.observe(parsed.defs, spec.trustChanges ?? false);
@@ -121,7 +125,7 @@ export class OpenApiBook {
       operations: tools.map((t) => ({ tool: t.name, method: t.openapi?.method ?? '', path: t.openapi?.path ?? '', sideEffect: t.sideEffect, ...(t.openapi?.held ? { held: true } : {}) })),
       skipped,
     };
-    return { tools, problems: [], summary };
+    return { tools, problems: [], summary, warnings: parsed.warnings };
   }
 
   /** An admin accepts the held definition of an operation; undefined when none is held. */
@@ -160,16 +164,16 @@ export class OpenApiBook {
   private compile(served: ServedOperation, key: string, input: OpenApiLoadInput, docHash: string): { key: string; tool: CompiledTool } | { key: string; problems: FileProblem[] } {
     const { def, held } = served;
     const spec = input.spec;
-    const overrideKey = def.operationId !== undefined && spec.overrides?.[def.operationId] !== undefined ? def.operationId : def.name.slice(spec.name.length + 1);
-    const at = `/overrides${toPointer([overrideKey])}`;
-    const override = spec.overrides?.[overrideKey];
+    const overrideKey = def.overrideKey;
+    const at = `/overrides${toPointer([overrideKey ?? ''])}`;
+    const override = overrideKey === undefined ? undefined : spec.overrides?.[overrideKey];
     const inOverride = (path: string) => override !== undefined && (path.split('/')[1] ?? '') in override;
     const out = compileOperation(def, {
       file: input.file,
       fileHash: sha256Hex(`${key}\u0000${docHash}`),
       defaults: input.defaults,
       ajv: input.ajv,
-      lineOf: (path) => (inOverride(path) ? input.lineOf(at + path) : undefined),
+      lineOf: (path: string) => (inOverride(path) ? input.lineOf(at + path) : undefined),
     });
     if (Array.isArray(out)) return { key, problems: out.map((p) => (inOverride(p.path) ? { ...p, path: at + p.path } : p)) };
     const tool: CompiledTool = {
@@ -177,7 +181,7 @@ export class OpenApiBook {
       providerName: out.providerName || providerNameOf(out.name),
       // Held: listed as last accepted, out of the prefilter (a model should not pick what will be refused).
       visibility: held ? { ...out.visibility, prefilter: false } : out.visibility,
-      openapi: { document: spec.name, ...(def.operationId !== undefined ? { operationId: def.operationId } : {}), method: def.method, path: def.path, hash: def.hash, ...(held ? { held } : {}) },
+      openapi: { spec: spec.name, operationId: def.operationId, method: def.method, path: def.path, hash: def.hash, ...(held ? { held } : {}) },
     };
     return { key, tool };
   }

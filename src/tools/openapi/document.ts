@@ -1,28 +1,121 @@
+import { dereference, upgrade } from '@scalar/openapi-parser';
 import { parseSource, SourceError, type FileProblem } from '../../util/source.js';
 
 /**
- * STUB (oa-load) until oa-core's parser lands: same signature, no $ref resolution. Replaced
- * wholesale by oa-core's module on merge.
+ * Reads an OpenAPI document with @scalar/openapi-parser. Chosen over @apidevtools/swagger-parser
+ * and @readme/openapi-parser because one maintained, pure-JS package (no install scripts) does the
+ * three things we need: it upgrades Swagger 2.0 and OpenAPI 3.0 to 3.1 (so every schema arrives as
+ * JSON Schema 2020-12, what the gateway validates with), it dereferences with circular $refs kept
+ * as shared objects, and it never reads a file or the network unless given a plugin (we give
+ * none: a remote $ref stays unresolved and its operations are skipped). We do not use its
+ * validator: real documents break the meta-schema in ways that do not matter for calling them,
+ * and each operation is checked for what its tool needs instead.
+ * Version 0.24 is the newest that supports Node 20 (later ones need Node 22).
  */
-export type ReadDocument = { doc: Record<string, unknown>; lineOf: (pointer: string) => number | undefined; version: string } | { problems: FileProblem[] };
 
-export async function readDocument(text: string, opts: { file: string }): Promise<ReadDocument> {
-  await Promise.resolve();
-  let parsed;
+export type OpenApiVersion = '2.0' | '3.0' | '3.1';
+
+/** A dereferenced OpenAPI 3.1 document (Swagger 2.0 and 3.0 upgraded). May contain cycles: walk it with a visited set. */
+export type OpenApiDocument = Readonly<Record<string, unknown>>;
+
+export interface ReadDocument {
+  readonly doc: OpenApiDocument;
+  /** Line in the original text of a JSON pointer into the document (the nearest existing parent for a pointer the upgrade made). */
+  lineOf(pointer: string): number | undefined;
+  /** The version the document was written in. */
+  readonly version: OpenApiVersion;
+  /**
+   * Where each dereferenced `$ref` site now is (the object that held the `$ref`, its keys now
+   * the target's), with the reference it held: recursive schemas are written back as `$defs`.
+   */
+  readonly refs: ReadonlyMap<object, string>;
+}
+
+/** Parses, upgrades and dereferences one document; `problems` when it cannot be used at all. */
+export async function readDocument(text: string, source: { file: string }): Promise<ReadDocument | { problems: FileProblem[] }> {
+  const { file } = source;
+  const parsed = parse(text, file);
+  if ('problems' in parsed) return parsed;
+  const { value, lineOf } = parsed;
+  const problem = (path: string, message: string): { problems: FileProblem[] } => {
+    const line = lineOf(path);
+    return { problems: [line === undefined ? { file, path, message } : { file, line, path, message }] };
+  };
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) return problem('', 'an OpenAPI document holds one object');
+  const raw = value as Record<string, unknown>;
+  const version = versionOf(raw);
+  if (!version) {
+    return 'swagger' in raw || 'openapi' in raw
+      ? problem('openapi' in raw ? '/openapi' : '/swagger', `unsupported version ${JSON.stringify(raw['openapi'] ?? raw['swagger'])}: OpenAPI 3.0, 3.1 or Swagger 2.0 expected`)
+      : problem('', 'not an OpenAPI document: neither an "openapi" nor a "swagger" version field');
+  }
+  const paths = raw['paths'];
+  if (paths !== undefined && (paths === null || typeof paths !== 'object' || Array.isArray(paths))) return problem('/paths', 'paths must be an object');
+
+  let upgraded: unknown;
   try {
-    parsed = parseSource(text, opts.file);
+    upgraded = version === '3.1' ? raw : upgrade(raw).specification;
   } catch (e) {
-    if (e instanceof SourceError) return { problems: e.problems };
+    return problem('', `the ${version} document could not be upgraded to OpenAPI 3.1: ${(e as Error).message}`);
+  }
+  const refs = new Map<object, string>();
+  const result = dereference(upgraded as Record<string, unknown>, { onDereference: ({ schema, ref }) => void refs.set(schema, ref) });
+  const loops = (result.errors ?? []).filter((e) => e.code === 'SELF_REFERENCE');
+  if (loops.length > 0) return problem('', loops.map((e) => e.message).join('; '));
+  const doc = result.schema;
+  if (doc === null || typeof doc !== 'object') return problem('', 'the document is empty');
+  return { doc: doc as OpenApiDocument, lineOf, version, refs };
+}
+
+function versionOf(raw: Record<string, unknown>): OpenApiVersion | undefined {
+  const oa = raw['openapi'];
+  if (typeof oa === 'string') return /^3\.0(\.|$)/.test(oa) ? '3.0' : /^3\.1(\.|$)/.test(oa) ? '3.1' : undefined;
+  return raw['swagger'] === '2.0' ? '2.0' : undefined;
+}
+
+type Parsed = { value: unknown; lineOf: (pointer: string) => number | undefined } | { problems: FileProblem[] };
+
+/**
+ * JSON is parsed with JSON.parse (fast for large documents) and its lines are found only when a
+ * problem asks (the YAML parser reads JSON too); YAML goes through the tool files' parser.
+ */
+function parse(text: string, file: string): Parsed {
+  if (/^\s*[{[]/.test(text)) {
+    let value: unknown;
+    try {
+      value = JSON.parse(text);
+    } catch (e) {
+      const message = (e as Error).message;
+      const at = /position (\d+)/.exec(message);
+      const line = at ? text.slice(0, Number(at[1])).split('\n').length : undefined;
+      return { problems: [{ file, ...(line !== undefined ? { line } : {}), path: '', message: `invalid JSON: ${message}` }] };
+    }
+    let lines: ((pointer: string) => number | undefined) | undefined;
+    return {
+      value,
+      lineOf: (pointer) => {
+        lines ??= yamlLines(text, file);
+        return lines(pointer);
+      },
+    };
+  }
+  try {
+    return parseSource(text, yamlName(file));
+  } catch (e) {
+    if (e instanceof SourceError) return { problems: e.problems.map((p) => ({ ...p, file, message: p.message.startsWith('invalid') ? p.message : `invalid YAML: ${p.message}` })) };
     throw e;
   }
-  const doc = parsed.value;
-  if (doc === null || typeof doc !== 'object' || Array.isArray(doc)) return { problems: [{ file: opts.file, path: '', message: 'an OpenAPI document is an object' }] };
-  const d = doc as Record<string, unknown>;
-  const version = typeof d['openapi'] === 'string' ? d['openapi'] : typeof d['swagger'] === 'string' ? d['swagger'] : undefined;
-  if (version === undefined) return { problems: [{ file: opts.file, line: 1, path: '/openapi', message: 'not an OpenAPI document: no openapi (or swagger) version' }] };
-  const refs = JSON.stringify(d).match(/"\$ref":"([^"]*)"/g) ?? [];
-  for (const r of refs) {
-    if (!r.includes('"#/')) return { problems: [{ file: opts.file, path: '', message: `unresolvable $ref ${r.slice(8)}` }] };
+}
+
+function yamlLines(text: string, file: string): (pointer: string) => number | undefined {
+  try {
+    return parseSource(text, yamlName(file)).lineOf;
+  } catch {
+    return () => undefined;
   }
-  return { doc: d, lineOf: (p) => parsed.lineOf(p), version };
+}
+
+/** parseSource reads a name ending in .json as strict JSON; everything here that is not JSON text is YAML. */
+function yamlName(file: string): string {
+  return file.endsWith('.json') ? `${file}.yaml` : file;
 }

@@ -1,101 +1,467 @@
-import type { Ajv2020 } from 'ajv/dist/2020.js';
 import { globToRegExp } from '../../auth/caller.js';
-import type { Config } from '../../config/schema.js';
-import { digest } from '../../util/hash.js';
+import { localToolName } from '../../mcp/import.js';
+import { sha256Hex } from '../../util/hash.js';
 import { toPointer, type FileProblem } from '../../util/source.js';
-import { compileTool } from '../compile.js';
+import type { ToolOverride } from '../mcp-server-schema.js';
 import type { SideEffectValue, ToolFile } from '../schema.js';
-import type { CompiledTool } from '../types.js';
+import type { OpenApiDocument } from './document.js';
 import type { OpenApiFile } from './file-schema.js';
+import type { BodyPlan, FormFieldPlan, ParamLocation, ParamPlan, ParamStyle, RequestPlan } from './plan.js';
+import { SchemaProblem, SchemaWriter } from './schema-convert.js';
+import { chooseSecurity, type SecurityContext } from './security.js';
+import { baseOf } from './servers.js';
 
-/**
- * STUB (oa-load) until oa-core's operations land: same signature, a naive mapping (path and
- * query parameters, JSON body, no styles). Replaced wholesale by oa-core's module on merge.
- */
+/** One operation of a document as a tool definition, before compiling. */
 export interface OperationDef {
+  /** The kind: openapi file's `name`. */
+  readonly spec: string;
+  /** `<spec.name>.<operationId in snake case>`, or `<spec.name>.<method>_<path words>`. */
   readonly name: string;
-  readonly operationId?: string;
+  readonly operationId: string | undefined;
+  /** Upper case. */
   readonly method: string;
   readonly path: string;
+  /** JSON pointer of the operation in the document, e.g. `/paths/~1pets/get`. */
+  readonly pointer: string;
   readonly tags: readonly string[];
+  /** The tool file the operation would be (overrides merged), compiled by compileOperation. */
   readonly file: ToolFile;
-  readonly plan: unknown;
+  /** The key of `overrides` that applied, if any (for problems' pointers into the spec file). */
+  readonly overrideKey: string | undefined;
+  readonly plan: RequestPlan;
+  /** Digest of what the document says of the operation (name, description, schemas, side effect, request shape, origin, schemes): the pin. */
   readonly hash: string;
 }
 
-const METHODS = ['get', 'put', 'post', 'delete', 'patch', 'head', 'options'];
-const snake = (s: string) => s.replace(/([a-z0-9])([A-Z])/g, '$1_$2').toLowerCase().replace(/[^a-z0-9_]+/g, '_').replace(/^_+|_+$/g, '');
-
-function sideEffect(method: string): { sideEffect: SideEffectValue; idempotent: boolean } {
-  if (method === 'get' || method === 'head' || method === 'options') return { sideEffect: 'read', idempotent: true };
-  if (method === 'put') return { sideEffect: 'write', idempotent: true };
-  if (method === 'delete') return { sideEffect: 'destructive', idempotent: false };
-  return { sideEffect: 'write', idempotent: false };
+export interface OperationDefs {
+  ops: OperationDef[];
+  /** Operations skipped and settings that cannot be used: each says why (document pointer and line, or a pointer into the spec file). */
+  problems: FileProblem[];
+  /** Notes that do not skip anything (an optional body left out, a scheme without a secret). */
+  warnings: FileProblem[];
 }
 
-export function operationDefs(spec: OpenApiFile, doc: Record<string, unknown>, lineOf: (p: string) => number | undefined): { ops: OperationDef[]; problems: FileProblem[] } {
-  const ops: OperationDef[] = [];
+export interface OperationSource {
+  /** The document's file (or URL): problems in the document are reported against it. */
+  readonly file: string;
+  /** The $ref sites of the dereferenced document (ReadDocument.refs): recursive schemas become $defs. */
+  readonly refs?: ReadonlyMap<object, string>;
+  /** The kind: openapi file and its lines, for problems in its own settings (default: `file`, no lines). */
+  readonly specFile?: string;
+  readonly specLineOf?: (pointer: string) => number | undefined;
+}
+
+type Rec = Record<string, unknown>;
+const isRec = (v: unknown): v is Rec => v !== null && typeof v === 'object' && !Array.isArray(v);
+
+const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch'] as const;
+const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
+const FORM_TYPE = /^application\/x-www-form-urlencoded\s*(?:;|$)/i;
+/** Header parameters OpenAPI says are ignored (the request sets them), and those that would choose the host or frame the message. */
+const IGNORED_HEADERS = new Set(['accept', 'content-type', 'authorization']);
+const FORBIDDEN_HEADERS = new Set(['host', 'x-forwarded-host', 'forwarded', 'content-length', 'transfer-encoding', 'connection', 'keep-alive', 'upgrade', 'te', 'trailer', 'proxy-authorization', 'cookie', 'x-request-id', 'traceparent', 'tracestate']);
+const STYLES: Record<ParamLocation, readonly ParamStyle[]> = {
+  path: ['simple', 'label', 'matrix'],
+  query: ['form', 'spaceDelimited', 'pipeDelimited', 'deepObject'],
+  header: ['simple'],
+  cookie: ['form'],
+};
+const DEFAULT_STYLE: Record<ParamLocation, ParamStyle> = { path: 'simple', query: 'form', header: 'simple', cookie: 'form' };
+const SIDE_EFFECTS: readonly SideEffectValue[] = ['none', 'read', 'write', 'destructive', 'external'];
+const MAX_DESCRIPTION = 4096;
+
+/**
+ * The operations of a dereferenced document as tool definitions. An operation that cannot be
+ * called as the document says is skipped with a problem; the others are unaffected.
+ */
+export function operationDefs(spec: OpenApiFile, doc: OpenApiDocument, lineOf: (pointer: string) => number | undefined, source: OperationSource): OperationDefs {
   const problems: FileProblem[] = [];
-  const servers = doc['servers'] as { url?: string }[] | undefined;
-  const base = (spec.baseUrl ?? servers?.[0]?.url ?? '').replace(/\/$/, '');
-  const paths = (doc['paths'] ?? {}) as Record<string, Record<string, Record<string, unknown>>>;
-  const seen = new Map<string, string>();
-  const matches = (globs: readonly string[] | undefined, keys: string[]) => (globs ?? []).some((g) => keys.some((k) => globToRegExp(g).test(k)));
+  const warnings: FileProblem[] = [];
+  const at = (path: string, message: string): FileProblem => {
+    const line = lineOf(path);
+    return line === undefined ? { file: source.file, path, message } : { file: source.file, line, path, message };
+  };
+  const specFile = source.specFile ?? source.file;
+  const inSpec = (path: string, message: string): FileProblem => {
+    const line = source.specLineOf?.(path);
+    return line === undefined ? { file: specFile, path, message } : { file: specFile, line, path, message };
+  };
+
+  const base = baseOf(spec, doc);
+  if ('problem' in base) return { ops: [], problems: [base.at === 'baseUrl' ? inSpec('/baseUrl', base.problem) : at('/servers', base.problem)], warnings };
+  const components = isRec(doc['components']) ? doc['components'] : {};
+  const schemes = isRec(components['securitySchemes']) ? components['securitySchemes'] : {};
+  for (const name of Object.keys(spec.auth ?? {})) {
+    if (!(name in schemes)) problems.push(inSpec(`/auth${toPointer([name])}`, `the document has no securityScheme '${name}' (it has: ${Object.keys(schemes).join(', ') || 'none'})`));
+  }
+  const security: SecurityContext = { file: source.file, secrets: spec.auth ?? {}, schemes, base: `${base.href}/` };
+
+  const ops: OperationDef[] = [];
+  const byName = new Map<string, string>();
+  const byId = new Map<string, string>();
+  const usedOverrides = new Set<string>();
+  const paths = isRec(doc['paths']) ? doc['paths'] : {};
   for (const [path, item] of Object.entries(paths)) {
-    for (const method of METHODS) {
+    if (!isRec(item)) continue;
+    // In the document's order: names and skips read like the document.
+    for (const method of Object.keys(item).filter((k): k is (typeof METHODS)[number] => (METHODS as readonly string[]).includes(k))) {
       const op = item[method];
-      if (!op) continue;
-      const pointer = toPointer(['paths', path, method]);
-      const at = (message: string): FileProblem => {
-        const line = lineOf(pointer);
-        return line === undefined ? { file: '', path: pointer, message } : { file: '', line, path: pointer, message };
-      };
-      const operationId = typeof op['operationId'] === 'string' ? op['operationId'] : undefined;
-      const tags = Array.isArray(op['tags']) ? (op['tags'] as string[]) : [];
-      const keys = [operationId ?? '', ...tags, `${method.toUpperCase()} ${path}`];
-      if ((spec.include && !matches(spec.include, keys)) || matches(spec.exclude, keys)) continue;
-      const local = operationId ? snake(operationId) : snake(`${method}_${path}`);
-      if (operationId && seen.has(operationId)) {
-        problems.push(at(`duplicate operationId '${operationId}' (also ${seen.get(operationId)}): skipped`));
-        continue;
+      if (!isRec(op)) continue;
+      const pointer = `/paths${toPointer([path, method])}`;
+      const operationId = typeof op['operationId'] === 'string' && op['operationId'] !== '' ? op['operationId'] : undefined;
+      const tags = Array.isArray(op['tags']) ? (op['tags'] as unknown[]).filter((t): t is string => typeof t === 'string' && t !== '') : [];
+      if (!selected(spec, operationId, tags, method, path)) continue;
+      if (operationId !== undefined) {
+        const first = byId.get(operationId);
+        if (first !== undefined) {
+          problems.push(at(`${pointer}/operationId`, `duplicate operationId '${operationId}' (first at ${first}): skipped`));
+          continue;
+        }
+        byId.set(operationId, pointer);
       }
-      if (operationId) seen.set(operationId, `${method.toUpperCase()} ${path}`);
-      const params = (Array.isArray(op['parameters']) ? op['parameters'] : []) as { name: string; in: string; required?: boolean; schema?: unknown; style?: string }[];
-      const bad = params.find((p) => p.style !== undefined && p.style !== 'form' && p.style !== 'simple');
-      if (bad) {
-        problems.push(at(`parameter '${bad.name}': style '${bad.style}' is not supported: skipped`));
-        continue;
-      }
-      const properties: Record<string, unknown> = {};
-      const required: string[] = [];
-      for (const p of params) {
-        properties[p.name] = p.schema ?? {};
-        if (p.required || p.in === 'path') required.push(p.name);
-      }
-      const query = params.filter((p) => p.in === 'query').map((p) => `${p.name}={{${p.name}}}`);
-      const url = base + path.replace(/\{([^}]+)\}/g, '{{$1}}') + (query.length > 0 ? `?${query.join('&')}` : '');
+      const local = operationId !== undefined ? localToolName(operationId) : localToolName(`${method}_${pathWords(path)}`);
       const name = `${spec.name}.${local}`;
-      const override = spec.overrides?.[operationId ?? ''] ?? spec.overrides?.[local];
-      const se = sideEffect(method);
-      const file: ToolFile = {
-        name,
-        description: String(op['summary'] ?? op['description'] ?? `${method.toUpperCase()} ${path}`),
-        ...(tags.length > 0 ? { tags } : {}),
-        inputSchema: { type: 'object', properties, required },
-        ...se,
-        ...(spec.timeoutMs !== undefined ? { timeoutMs: spec.timeoutMs } : {}),
-        ...override,
-        backends: [{ id: 'openapi', http: { method: method.toUpperCase() as 'GET', url, ...(method === 'get' ? {} : { body: '{{arguments}}' }) } }],
-      };
-      ops.push({ name, ...(operationId ? { operationId } : {}), method: method.toUpperCase(), path, tags, file, plan: url, hash: digest({ op, base }) });
+      const other = byName.get(name);
+      if (other !== undefined) {
+        problems.push(at(pointer, `would be named '${name}', like the operation at ${other}: skipped (exclude one, or give it an operationId)`));
+        continue;
+      }
+      byName.set(name, pointer);
+      const key = [operationId, local, name].find((k) => k !== undefined && spec.overrides?.[k] !== undefined);
+      if (key !== undefined) usedOverrides.add(key);
+      const built = buildOperation({ spec, doc, item, op, path, method, pointer, name, operationId, tags, source, security, base, override: key === undefined ? undefined : spec.overrides?.[key] });
+      for (const w of built.warnings) warnings.push(at(w.at, w.message));
+      if ('skip' in built) {
+        problems.push(at(built.skip.at, `${method.toUpperCase()} ${path}: ${built.skip.message}: skipped`));
+        continue;
+      }
+      ops.push({ ...built.def, overrideKey: key });
     }
   }
-  return { ops, problems };
+  for (const key of Object.keys(spec.overrides ?? {})) {
+    if (!usedOverrides.has(key)) warnings.push(inSpec(`/overrides${toPointer([key])}`, `no imported operation is '${key}' (by operationId or tool name)`));
+  }
+  return { ops, problems, warnings };
 }
 
-export function compileOperation(
-  def: OperationDef,
-  ctx: { file: string; fileHash: string; defaults: Config['defaults']; ajv: Ajv2020; lineOf: (p: string) => number | undefined },
-): CompiledTool | FileProblem[] {
-  return compileTool(def.file, { ...ctx, lineOf: () => undefined });
+/** include/exclude: globs on the operationId, a tag, or "METHOD /path". */
+function selected(spec: OpenApiFile, operationId: string | undefined, tags: readonly string[], method: string, path: string): boolean {
+  const keys = [...(operationId !== undefined ? [operationId] : []), ...tags, `${method.toUpperCase()} ${path}`];
+  const matches = (globs: readonly string[] | undefined) => (globs ?? []).some((g) => keys.some((k) => globToRegExp(g).test(k)));
+  return (spec.include === undefined || matches(spec.include)) && !matches(spec.exclude);
+}
+
+/** `/pets/{petId}/toys` → `pets_pet_id_toys` (the method goes first). */
+function pathWords(path: string): string {
+  return (
+    path
+      .replace(/\{([^{}]*)\}/g, '$1')
+      .split(/[^A-Za-z0-9]+/)
+      .filter((w) => w !== '')
+      .join('_') || 'root'
+  );
+}
+
+interface BuildInput {
+  readonly spec: OpenApiFile;
+  readonly doc: OpenApiDocument;
+  readonly item: Rec;
+  readonly op: Rec;
+  readonly path: string;
+  readonly method: string;
+  readonly pointer: string;
+  readonly name: string;
+  readonly operationId: string | undefined;
+  readonly tags: readonly string[];
+  readonly source: OperationSource;
+  readonly security: SecurityContext;
+  readonly base: { origin: string; basePath: string };
+  readonly override: ToolOverride | undefined;
+}
+
+interface Note {
+  at: string;
+  message: string;
+}
+type Built = { def: Omit<OperationDef, 'overrideKey'>; warnings: Note[] } | { skip: Note; warnings: Note[] };
+
+class Skip extends Error {
+  constructor(
+    readonly at: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+function buildOperation(b: BuildInput): Built {
+  const warnings: Note[] = [];
+  try {
+    return { def: operation(b, warnings), warnings };
+  } catch (e) {
+    if (e instanceof Skip) return { skip: { at: e.at, message: e.message }, warnings };
+    throw e;
+  }
+}
+
+function operation(b: BuildInput, warnings: Note[]): Omit<OperationDef, 'overrideKey'> {
+  const { op, path, pointer } = b;
+  const method = b.method.toUpperCase();
+  if (!path.startsWith('/') || /[?#]/.test(path)) throw new Skip(pointer, 'the path must start with / and hold no query or fragment');
+  const writer = new SchemaWriter(b.source.refs ?? new Map(), 'input');
+  const convert = (schema: unknown, at: string): unknown => {
+    try {
+      return writer.write(schema);
+    } catch (e) {
+      if (e instanceof SchemaProblem) throw new Skip(at + e.at, e.message);
+      throw e;
+    }
+  };
+
+  // Parameters: the path item's, then the operation's (which win by name and location).
+  const declared = new Map<string, { p: Rec; at: string }>();
+  const list = (v: unknown, at: string) => (Array.isArray(v) ? v.map((p, i) => ({ p, at: `${at}/${i}` })) : []);
+  for (const { p, at } of [...list(b.item['parameters'], `/paths${toPointer([path])}/parameters`), ...list(op['parameters'], `${pointer}/parameters`)]) {
+    if (!isRec(p)) throw new Skip(at, 'a parameter must be an object');
+    if (typeof p['$ref'] === 'string') throw new Skip(at, unresolved(p['$ref']));
+    declared.set(`${String(p['in'])}\0${String(p['name'])}`, { p, at });
+  }
+  const params: ParamPlan[] = [];
+  const properties: Rec = {};
+  const required: string[] = [];
+  for (const { p, at } of declared.values()) {
+    const plan = paramPlan(p, at, warnings);
+    if (!plan) continue;
+    if (plan.name in properties || plan.name === 'body') {
+      throw new Skip(at, `two arguments would be named '${plan.name}' (arguments are the parameters by name, and the body under 'body')`);
+    }
+    properties[plan.name] = paramSchema(p, convert(p['schema'] ?? { type: 'string' }, `${at}/schema`));
+    if (plan.required) required.push(plan.name);
+    params.push(plan);
+  }
+  const template = [...path.matchAll(/\{([^{}]*)\}/g)].map((m) => m[1] as string);
+  for (const name of template) {
+    if (!params.some((p) => p.in === 'path' && p.name === name)) throw new Skip(pointer, `path parameter {${name}} is not declared`);
+  }
+  for (const p of params.filter((p) => p.in === 'path' && !template.includes(p.name))) {
+    warnings.push({ at: pointer, message: `path parameter '${p.name}' is not in the path ${path}: not sent` });
+  }
+
+  const body = bodyPlan(op['requestBody'], `${pointer}/requestBody`, warnings);
+  if (body) {
+    const schema = convert(body.schema, body.at);
+    if (body.plan.mediaType === 'application/x-www-form-urlencoded' && !(isRec(schema) && (schema['type'] === 'object' || isRec(schema['properties'])))) {
+      throw new Skip(body.at, 'a form body must be an object schema');
+    }
+    properties['body'] = body.description && isRec(schema) && schema['description'] === undefined ? { ...schema, description: body.description } : schema;
+    if (body.plan.required) required.push('body');
+  }
+  const inputSchema = writer.withDefs({ type: 'object', properties, ...(required.length > 0 ? { required } : {}), additionalProperties: false });
+  const output = outputSchema(op['responses'], b.source.refs ?? new Map());
+
+  const choice = chooseSecurity(op['security'] ?? b.doc['security'], b.security);
+  if (choice.note) warnings.push({ at: `${pointer}`, message: `${method} ${path}: ${choice.note}` });
+  const authNames = new Set(choice.auth.flatMap((a) => (a.kind === 'apiKey' && a.in === 'header' ? [a.name.toLowerCase()] : a.kind === 'apiKey' ? [] : ['authorization'])));
+  const sent = params.filter((p) => {
+    if (p.in !== 'header' || !authNames.has(p.name.toLowerCase())) return true;
+    warnings.push({ at: pointer, message: `header parameter '${p.name}' is set by the security scheme: not an argument` });
+    delete properties[p.name];
+    const i = required.indexOf(p.name);
+    if (i >= 0) required.splice(i, 1);
+    return false;
+  });
+
+  const sideEffect = sideEffectOf(op, method, pointer);
+  const description = describe(op, method, path);
+  const plan: RequestPlan = {
+    method,
+    origin: b.base.origin,
+    basePath: b.base.basePath,
+    path,
+    params: sent,
+    ...(body ? { body: body.plan } : {}),
+    ...(output.json ? { accept: 'application/json' } : {}),
+    auth: choice.auth,
+  };
+  const base: ToolFile = {
+    name: b.name,
+    description,
+    ...(b.tags.length > 0 ? { tags: [...b.tags] } : {}),
+    inputSchema,
+    ...(output.schema ? { outputSchema: output.schema } : {}),
+    sideEffect: sideEffect.value,
+    ...(sideEffect.idempotent !== undefined ? { idempotent: sideEffect.idempotent } : {}),
+    ...(b.spec.timeoutMs !== undefined ? { timeoutMs: b.spec.timeoutMs } : {}),
+    ...(b.spec.resultGuards !== undefined ? { resultGuards: b.spec.resultGuards } : {}),
+    backends: [
+      {
+        id: b.spec.name,
+        http: { method: method as 'GET', url: `${b.base.origin}${b.base.basePath}${path}`, ...(b.spec.maxResponseBytes !== undefined ? { maxResponseBytes: b.spec.maxResponseBytes } : {}) },
+      },
+    ],
+  };
+  const hash = sha256Hex(JSON.stringify([base, { ...plan, auth: plan.auth.map(publicAuth) }]));
+  // An override that names a side effect takes that side effect's idempotent default, as for MCP tools.
+  const idem = b.override?.sideEffect !== undefined && b.override.idempotent === undefined ? { idempotent: undefined } : {};
+  const file: ToolFile = { ...base, ...idem, ...b.override, name: b.name, inputSchema, backends: base.backends };
+  if (file.idempotent === undefined) delete file.idempotent;
+  return { spec: b.spec.name, name: b.name, operationId: b.operationId, method, path, pointer, tags: b.tags, file, plan, hash };
+}
+
+/** What of a scheme is pinned: never the secret. */
+function publicAuth(a: RequestPlan['auth'][number]): unknown {
+  return a.kind === 'apiKey' ? [a.scheme, a.kind, a.in, a.name] : a.kind === 'oauth2' ? [a.scheme, a.kind, a.credentials.client.tokenUrl, a.credentials.client.scope ?? ''] : [a.scheme, a.kind];
+}
+
+function unresolved(ref: string): string {
+  return ref.startsWith('#') ? `$ref '${ref}' does not resolve inside the document` : `remote $ref '${ref}' is not fetched (only references inside the document are followed)`;
+}
+
+function paramPlan(p: Rec, at: string, warnings: Note[]): ParamPlan | undefined {
+  const name = p['name'];
+  const where = p['in'];
+  if (typeof name !== 'string' || name === '') throw new Skip(at, 'a parameter needs a name');
+  if (where !== 'path' && where !== 'query' && where !== 'header' && where !== 'cookie') throw new Skip(at, `parameter '${name}' is in '${String(where)}': path, query, header or cookie expected`);
+  const required = where === 'path' || p['required'] === true;
+  if (where === 'cookie') {
+    // Cookies are the client's session state, not an argument a model should set.
+    if (required) throw new Skip(at, `cookie parameter '${name}' is required: cookie parameters are not sent`);
+    warnings.push({ at, message: `optional cookie parameter '${name}' is left out: cookie parameters are not sent` });
+    return undefined;
+  }
+  if (p['content'] !== undefined) throw new Skip(at, `parameter '${name}' is described by content, not schema (not supported)`);
+  if (where === 'header') {
+    const lower = name.toLowerCase();
+    if (IGNORED_HEADERS.has(lower)) return undefined; // OpenAPI: such a parameter definition is ignored
+    if (FORBIDDEN_HEADERS.has(lower) || !/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name)) {
+      if (required) throw new Skip(at, `header parameter '${name}' cannot be set by an argument`);
+      warnings.push({ at, message: `header parameter '${name}' cannot be set by an argument: left out` });
+      return undefined;
+    }
+  }
+  const style = (p['style'] ?? DEFAULT_STYLE[where]) as ParamStyle;
+  if (!STYLES[where].includes(style)) throw new Skip(`${at}/style`, `parameter '${name}': style '${String(style)}' is not supported in ${where} (supported: ${STYLES[where].join(', ')})`);
+  const explode = typeof p['explode'] === 'boolean' ? p['explode'] : style === 'form';
+  if (style === 'deepObject' && !explode) throw new Skip(`${at}/explode`, `parameter '${name}': deepObject needs explode: true`);
+  return { name, in: where, style, explode, allowReserved: where === 'query' && p['allowReserved'] === true, required };
+}
+
+/** A parameter's schema with its description, deprecation and examples. */
+function paramSchema(p: Rec, schema: unknown): unknown {
+  if (!isRec(schema)) return schema;
+  const out: Rec = { ...schema };
+  if (typeof p['description'] === 'string' && out['description'] === undefined) out['description'] = p['description'];
+  if (p['deprecated'] === true) out['deprecated'] = true;
+  const examples = p['example'] !== undefined ? [p['example']] : isRec(p['examples']) ? Object.values(p['examples']).flatMap((e) => (isRec(e) && e['value'] !== undefined ? [e['value']] : [])) : [];
+  if (examples.length > 0 && out['examples'] === undefined) out['examples'] = JSON.parse(JSON.stringify(examples)) as unknown;
+  return out;
+}
+
+function bodyPlan(rb: unknown, at: string, warnings: Note[]): { plan: BodyPlan; schema: unknown; at: string; description: string | undefined } | undefined {
+  if (rb === undefined) return undefined;
+  if (!isRec(rb)) throw new Skip(at, 'requestBody must be an object');
+  if (typeof rb['$ref'] === 'string') throw new Skip(at, unresolved(rb['$ref']));
+  const content = isRec(rb['content']) ? rb['content'] : {};
+  const required = rb['required'] === true;
+  const types = Object.keys(content);
+  const chosen = types.find((t) => JSON_TYPE.test(t)) ?? types.find((t) => FORM_TYPE.test(t));
+  if (chosen === undefined) {
+    const message = `request body type ${types.join(', ') || '(none)'} is not supported (application/json or application/x-www-form-urlencoded)`;
+    if (required) throw new Skip(at, message);
+    warnings.push({ at, message: `${message}: the optional body is left out` });
+    return undefined;
+  }
+  const media = isRec(content[chosen]) ? content[chosen] : {};
+  const here = `${at}/content${toPointer([chosen])}`;
+  const form = FORM_TYPE.test(chosen);
+  let fields: Record<string, FormFieldPlan> | undefined;
+  if (form && isRec(media['encoding'])) {
+    fields = {};
+    for (const [field, enc] of Object.entries(media['encoding'])) {
+      if (!isRec(enc)) continue;
+      const ct = enc['contentType'];
+      if (typeof ct === 'string' && !/^text\/plain\b/i.test(ct)) throw new Skip(`${here}/encoding${toPointer([field])}`, `form field '${field}' has contentType ${ct} (not supported)`);
+      const style = (enc['style'] ?? 'form') as FormFieldPlan['style'];
+      if (!['form', 'spaceDelimited', 'pipeDelimited', 'deepObject'].includes(style)) throw new Skip(`${here}/encoding${toPointer([field])}/style`, `form field '${field}': style '${String(style)}' is not supported`);
+      fields[field] = { style, explode: typeof enc['explode'] === 'boolean' ? enc['explode'] : style === 'form' };
+    }
+  }
+  const mediaType = form ? 'application/x-www-form-urlencoded' : 'application/json';
+  return {
+    plan: { mediaType, contentType: chosen.split(';')[0]!.trim(), required, ...(fields && Object.keys(fields).length > 0 ? { fields } : {}) },
+    schema: media['schema'] ?? {},
+    at: `${here}/schema`,
+    description: typeof rb['description'] === 'string' ? rb['description'] : undefined,
+  };
+}
+
+/**
+ * The outputSchema: when every 2xx response is JSON with an object schema (several: anyOf). A
+ * 2xx without a JSON body (204, text) or a non-object schema leaves the tool without one, since
+ * the gateway checks every answer against it. `json`: some 2xx answers JSON (Accept is sent).
+ */
+function outputSchema(responses: unknown, refs: ReadonlyMap<object, string>): { schema?: Record<string, unknown>; json: boolean } {
+  if (!isRec(responses)) return { json: false };
+  const ok = Object.entries(responses).filter(([code]) => /^2(\d\d|XX)$/i.test(code));
+  const writer = new SchemaWriter(refs, 'output');
+  const schemas: unknown[] = [];
+  let json = false;
+  let usable = ok.length > 0;
+  for (const [, r] of ok) {
+    const content = isRec(r) && isRec(r['content']) ? r['content'] : {};
+    const type = Object.keys(content).find((t) => JSON_TYPE.test(t));
+    if (type === undefined) {
+      usable = false;
+      continue;
+    }
+    json = true;
+    const media = content[type];
+    const schema = isRec(media) ? media['schema'] : undefined;
+    if (schema === undefined) {
+      usable = false;
+      continue;
+    }
+    try {
+      const written = writer.write(schema);
+      // A recursive schema comes back as a $ref into $defs: judge (and type) it by its definition.
+      const def = isRec(written) && typeof written['$ref'] === 'string' ? writer.defs[decodeURIComponent(written['$ref'].slice('#/$defs/'.length)).replace(/~1/g, '/').replace(/~0/g, '~')] : written;
+      const s = def === written ? written : { type: 'object', ...(written as Rec) };
+      if (!isRec(def) || !isRec(s) || !(def['type'] === 'object' || (def['type'] === undefined && isRec(def['properties'])))) usable = false;
+      else if (!schemas.some((x) => JSON.stringify(x) === JSON.stringify(s))) schemas.push(s);
+    } catch (e) {
+      if (!(e instanceof SchemaProblem)) throw e;
+      usable = false; // an output schema we cannot write costs the check, not the operation
+    }
+  }
+  if (!usable || schemas.length === 0) return { json };
+  const schema = schemas.length === 1 ? (schemas[0] as Record<string, unknown>) : { type: 'object', anyOf: schemas };
+  return { schema: writer.withDefs(schema), json };
+}
+
+function sideEffectOf(op: Rec, method: string, pointer: string): { value: SideEffectValue; idempotent: boolean | undefined } {
+  const ext = op['x-toolgate-side-effect'];
+  if (ext !== undefined) {
+    if (!SIDE_EFFECTS.includes(ext as SideEffectValue)) throw new Skip(`${pointer}/x-toolgate-side-effect`, `x-toolgate-side-effect must be one of ${SIDE_EFFECTS.join(', ')}`);
+    return { value: ext as SideEffectValue, idempotent: undefined };
+  }
+  switch (method) {
+    case 'GET':
+    case 'HEAD':
+    case 'OPTIONS':
+      return { value: 'read', idempotent: true };
+    case 'PUT':
+      return { value: 'write', idempotent: true };
+    case 'DELETE':
+      return { value: 'destructive', idempotent: undefined };
+    default:
+      return { value: 'write', idempotent: false };
+  }
+}
+
+function describe(op: Rec, method: string, path: string): string {
+  const parts = [op['summary'], op['description']].filter((s): s is string => typeof s === 'string' && s.trim() !== '').map((s) => s.trim());
+  if (parts.length === 2 && parts[1]!.startsWith(parts[0]!)) parts.shift();
+  let text = parts.join('\n\n') || `${method} ${path}`;
+  if (text.length > MAX_DESCRIPTION) text = `${text.slice(0, MAX_DESCRIPTION - 1)}…`;
+  return op['deprecated'] === true ? `[Deprecated operation] ${text}` : text;
 }

@@ -1,7 +1,7 @@
 import { realpathSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { dirname, isAbsolute, relative, resolve } from 'node:path';
-import { sha256Hex } from '../../util/hash.js';
+import { canonicalJson, sha256Hex } from '../../util/hash.js';
 import { DEFAULT_FETCH_TIMEOUT_MS, MAX_DOCUMENT_BYTES, documentUrlProblem, fetchDocument } from './fetch-document.js';
 import type { OpenApiFile } from './file-schema.js';
 
@@ -18,6 +18,8 @@ export interface UrlCache {
   etag?: string | undefined;
   lastModified?: string | undefined;
   fetchedAt: number;
+  /** The file (expanded) it was fetched for: an edited file fetches anew. */
+  specHash: string;
 }
 
 /** A reload soon after a fetch (a burst of reloads: a watcher burst, MCP imports) uses the copy. */
@@ -75,15 +77,17 @@ export async function documentText(spec: OpenApiFile, opts: SourceOptions): Prom
   const bad = documentUrlProblem(spec.url, Object.keys(headers).length > 0);
   if (bad) return { doc: { ok: false, at: '/url', message: bad } };
   const key = sha256Hex(JSON.stringify([spec.url, headers]));
+  const specHash = sha256Hex(canonicalJson(spec));
   const cached = opts.cache?.key === key ? opts.cache : undefined;
-  if (cached && !opts.force && Date.now() - cached.fetchedAt < REFETCH_AFTER_MS) return { doc: { ok: true, text: cached.text, hash: cached.hash, source: spec.url }, cache: cached };
+  if (cached && !opts.force && cached.specHash === specHash && Date.now() - cached.fetchedAt < REFETCH_AFTER_MS) return { doc: { ok: true, text: cached.text, hash: cached.hash, source: spec.url }, cache: cached };
   const got = await fetchDocument(spec.url, { timeoutMs: spec.fetchTimeoutMs ?? DEFAULT_FETCH_TIMEOUT_MS, maxBytes, headers, etag: cached?.etag, lastModified: cached?.lastModified });
   if (!got.ok) return { doc: { ok: false, at: '/url', message: `cannot fetch the document: ${got.error}` }, ...(cached ? { cache: cached } : {}) };
   if ('unchanged' in got) {
     if (!cached) return { doc: { ok: false, at: '/url', message: 'cannot fetch the document: answered 304 Not Modified to a request without validators' } };
     cached.fetchedAt = Date.now();
+    cached.specHash = specHash;
     return { doc: { ok: true, text: cached.text, hash: cached.hash, source: spec.url }, cache: cached };
   }
-  const cache: UrlCache = { key, text: got.text, hash: sha256Hex(got.text), etag: got.etag, lastModified: got.lastModified, fetchedAt: Date.now() };
+  const cache: UrlCache = { key, text: got.text, hash: sha256Hex(got.text), etag: got.etag, lastModified: got.lastModified, fetchedAt: Date.now(), specHash };
   return { doc: { ok: true, text: cache.text, hash: cache.hash, source: spec.url }, cache };
 }

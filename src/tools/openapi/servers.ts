@@ -1,0 +1,45 @@
+import type { OpenApiFile } from './file-schema.js';
+import type { OpenApiDocument } from './document.js';
+
+/**
+ * Where an OpenAPI file's calls go: its `baseUrl`, else the document's first server with its
+ * `{variables}` (the file's serverVariables, else their defaults). A relative server URL is
+ * resolved against the document's `url:`; for a `spec:` file it needs a baseUrl.
+ */
+export type Base = { origin: string; basePath: string; href: string } | { problem: string; at: 'baseUrl' | 'servers' };
+
+export function baseOf(spec: OpenApiFile, doc: OpenApiDocument): Base {
+  if (spec.baseUrl !== undefined) return parseBase(spec.baseUrl, 'baseUrl', 'baseUrl');
+  const servers = Array.isArray(doc['servers']) ? (doc['servers'] as unknown[]) : [];
+  const first = servers[0] as Record<string, unknown> | undefined;
+  const raw = typeof first?.['url'] === 'string' ? first['url'] : '/';
+  const variables = first?.['variables'] !== null && typeof first?.['variables'] === 'object' ? (first['variables'] as Record<string, Record<string, unknown>>) : {};
+  let bad: string | undefined;
+  const url = raw.replace(/\{([^{}]+)\}/g, (_m, name: string) => {
+    const v = variables[name];
+    const value = spec.serverVariables?.[name] ?? (typeof v?.['default'] === 'string' ? v['default'] : undefined);
+    if (value === undefined) bad ??= `server variable {${name}} has no value: set serverVariables.${name}`;
+    else if (Array.isArray(v?.['enum']) && !(v['enum'] as unknown[]).includes(value)) bad ??= `server variable {${name}} = '${value}' is not one of ${JSON.stringify(v['enum'])}`;
+    return value ?? '';
+  });
+  if (bad) return { problem: bad, at: 'servers' };
+  if (!/^[a-z][a-z0-9+.-]*:/i.test(url)) {
+    if (!('url' in spec)) return { problem: `the document's server '${raw}' is relative: set baseUrl`, at: 'servers' };
+    return parseBase(new URL(url, spec.url).href, 'servers', `the server '${raw}' (resolved against url)`);
+  }
+  return parseBase(url, 'servers', `the document's server '${raw}'`);
+}
+
+function parseBase(href: string, at: 'baseUrl' | 'servers', what: string): Base {
+  let u: URL;
+  try {
+    u = new URL(href);
+  } catch {
+    return { problem: `${what} is not a URL`, at };
+  }
+  if (u.protocol !== 'http:' && u.protocol !== 'https:') return { problem: `${what} must be http(s)`, at };
+  if (u.username || u.password) return { problem: `${what} may not carry credentials: bind them in auth`, at };
+  if (u.search || u.hash) return { problem: `${what} may not carry a query or fragment`, at };
+  const basePath = u.pathname.replace(/\/+$/, '');
+  return { origin: u.origin, basePath, href: `${u.origin}${basePath}` };
+}
