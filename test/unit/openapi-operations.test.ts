@@ -336,3 +336,23 @@ describe('OpenAPI documents that cannot be read', () => {
     expect(r.problems).toEqual([expect.objectContaining({ path: '/auth/nosuch', message: expect.stringContaining("no securityScheme 'nosuch'") })]);
   });
 });
+
+describe('schemas checked at load without compiling them (what imported $defs and patterns need)', () => {
+  const ctx = { file: 'f', fileHash: 'h', defaults, ajv: createAjv(), lineOf: () => undefined };
+  const tool = (inputSchema: Record<string, unknown>) =>
+    compileOperation(
+      { spec: 'p', name: 'p.a', operationId: 'a', method: 'GET', path: '/a', pointer: '/paths/~1a/get', tags: [], overrideKey: undefined, hash: 'x', plan: { method: 'GET', origin: 'http://127.0.0.1:9', basePath: '', path: '/a', params: [], auth: [] }, file: { name: 'p.a', description: 'd', sideEffect: 'read', inputSchema, backends: [{ id: 'p', http: { method: 'GET', url: 'http://127.0.0.1:9/a' } }] } },
+      ctx,
+    );
+
+  it('a $ref to a missing definition and a bad pattern are still load-time problems; a present $defs target validates on first use', () => {
+    expect(tool({ type: 'object', properties: { a: { $ref: '#/$defs/Missing' } }, $defs: { Other: {} } })).toEqual([expect.objectContaining({ path: '/inputSchema', message: expect.stringContaining('not a valid JSON Schema') })]);
+    expect(tool({ type: 'object', properties: { a: { type: 'string', pattern: '(' } } })).toEqual([expect.objectContaining({ path: '/inputSchema' })]);
+    expect(tool({ type: 'object', patternProperties: { '[': {} } })).toEqual([expect.objectContaining({ path: '/inputSchema' })]);
+    const t = tool({ type: 'object', properties: { n: { $ref: '#/$defs/N' }, code: { type: 'string', pattern: '^[a-z]+$' } }, $defs: { N: { type: 'object', properties: { next: { $ref: '#/$defs/N' } }, additionalProperties: false } } });
+    if (Array.isArray(t)) throw new Error(JSON.stringify(t));
+    expect(t.validateArgs({ n: { next: { next: {} } }, code: 'abc' })).toBe(true);
+    expect(t.validateArgs({ n: { next: { nope: 1 } } })).toBe(false);
+    expect(t.validateArgs({ code: 'ABC' })).toBe(false);
+  });
+});
