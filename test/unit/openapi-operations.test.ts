@@ -22,6 +22,7 @@ async function defsOf(doc: unknown, spec: Partial<OpenApiFile> = {}): Promise<Op
   return operationDefs(file, r.doc, r.lineOf, { file: DOC, refs: r.refs });
 }
 
+const str = { type: 'string' };
 const ok = { '200': { description: 'ok', content: { 'application/json': { schema: { type: 'object', properties: { id: { type: 'integer' } } } } } } };
 const oa30 = (paths: unknown, extra: Record<string, unknown> = {}) => ({ openapi: '3.0.3', info: { title: 't', version: '1' }, paths, ...extra });
 const oa31 = (paths: unknown, extra: Record<string, unknown> = {}) => ({ openapi: '3.1.0', info: { title: 't', version: '1' }, paths, ...extra });
@@ -266,6 +267,20 @@ describe('OpenAPI operations that cannot be tools are skipped, each with file, p
     expect(problems[0]).toMatchObject({ line: 10, path: '/paths/~1a/get/parameters/0/style' });
   });
 
+  it('in a JSON document too (lines found by one scan, only when a problem asks)', async () => {
+    const doc = oa31({ '/a': { get: { operationId: 'a', responses: ok } }, '/b': { get: { operationId: 'b', parameters: [{ name: 'q', in: 'query', style: 'label', schema: str }], responses: ok } } });
+    const text = JSON.stringify(doc, null, 2);
+    const r = await readDocument(text, { file: 'api.json' });
+    if ('problems' in r) throw new Error('unexpected');
+    const { problems } = operationDefs({ kind: 'openapi', name: 'p', spec: 'x', baseUrl: 'http://127.0.0.1:9' } as OpenApiFile, r.doc, r.lineOf, { file: 'api.json', refs: r.refs });
+    const want = text.split('\n').findIndex((l) => l.includes('"style": "label"')) + 1;
+    expect(problems).toEqual([expect.objectContaining({ file: 'api.json', line: want, path: '/paths/~1b/get/parameters/0/style' })]);
+    const lines = text.split('\n');
+    const b = lines.findIndex((l) => l.includes('"/b"'));
+    expect(r.lineOf('/paths/~1b/get')).toBe(b + 2); // the key "get" on the line after "/b"
+    expect(lines[b + 1]).toContain('"get"');
+  });
+
   it('a bad x-toolgate-side-effect skips the operation rather than guessing', async () => {
     const { names, problems } = await skipped(oa31({ '/a': { post: { operationId: 'a', 'x-toolgate-side-effect': 'reed', responses: ok } } }));
     expect(names).toEqual([]);
@@ -333,6 +348,8 @@ describe('OpenAPI documents that cannot be read', () => {
     expect(b!.plan.auth).toEqual([]);
     expect(c!.plan.auth).toEqual([{ scheme: 'key', kind: 'apiKey', in: 'query', name: 'api_key', value: 'k-123456' }]);
     expect(r.warnings.map((w) => w.message)).toEqual([expect.stringContaining("GET /b: its security requirements cannot be met, so calls go without credentials: no secret for 'basic' in auth")]);
+    const many = await defsOf(oa31({ '/x': { get: { responses: ok }, put: { responses: ok } }, '/y': { get: { responses: ok } } }, { security: [{ basic: [] }], components: { securitySchemes: { basic: { type: 'http', scheme: 'basic' } } } }));
+    expect(many.warnings.map((w) => w.message)).toEqual(["3 operations (GET /x, PUT /x, GET /y): its security requirements cannot be met, so calls go without credentials: no secret for 'basic' in auth"]);
     expect(r.problems).toEqual([expect.objectContaining({ path: '/auth/nosuch', message: expect.stringContaining("no securityScheme 'nosuch'") })]);
   });
 });

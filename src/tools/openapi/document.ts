@@ -1,5 +1,6 @@
 import { dereference, upgrade } from '@scalar/openapi-parser';
-import { parseSource, SourceError, type FileProblem } from '../../util/source.js';
+import jsonc from 'jsonc-parser';
+import { parseSource, pointerSegments, SourceError, toPointer, type FileProblem } from '../../util/source.js';
 
 /**
  * Reads an OpenAPI document with @scalar/openapi-parser. Chosen over @apidevtools/swagger-parser
@@ -77,7 +78,8 @@ type Parsed = { value: unknown; lineOf: (pointer: string) => number | undefined 
 
 /**
  * JSON is parsed with JSON.parse (fast for large documents) and its lines are found only when a
- * problem asks (the YAML parser reads JSON too); YAML goes through the tool files' parser.
+ * problem asks, by one scan with jsonc-parser's visitor (the YAML parser would take seconds and
+ * hundreds of MB on a 10 MB document); YAML goes through the tool files' parser.
  */
 function parse(text: string, file: string): Parsed {
   if (/^\s*[{[]/.test(text)) {
@@ -94,7 +96,7 @@ function parse(text: string, file: string): Parsed {
     return {
       value,
       lineOf: (pointer) => {
-        lines ??= yamlLines(text, file);
+        lines ??= jsonLines(text);
         return lines(pointer);
       },
     };
@@ -107,12 +109,54 @@ function parse(text: string, file: string): Parsed {
   }
 }
 
-function yamlLines(text: string, file: string): (pointer: string) => number | undefined {
-  try {
-    return parseSource(text, yamlName(file)).lineOf;
-  } catch {
-    return () => undefined;
-  }
+/** Pointers deeper than this get the line of their nearest recorded parent (an index of every value would cost more than it tells). */
+const MAX_LINE_DEPTH = 6;
+const seg = (key: string): string => (key.includes('~') || key.includes('/') ? toPointer([key]) : `/${key}`);
+
+interface Frame {
+  readonly pointer: string | undefined;
+  readonly array: boolean;
+  index: number;
+  key: string;
+}
+
+/** Line (1-based) of each value of a JSON text down to MAX_LINE_DEPTH, in one pass. */
+function jsonLines(text: string): (pointer: string) => number | undefined {
+  const lines = new Map<string, number>();
+  const stack: Frame[] = [];
+  const here = (): string | undefined => {
+    const top = stack[stack.length - 1];
+    if (top === undefined) return '';
+    if (top.pointer === undefined || stack.length > MAX_LINE_DEPTH) return undefined;
+    return top.array ? `${top.pointer}/${++top.index}` : `${top.pointer}${seg(top.key)}`;
+  };
+  const value = (line: number): string | undefined => {
+    const top = stack[stack.length - 1];
+    const pointer = here();
+    if (pointer !== undefined && top?.array !== false) lines.set(pointer, line + 1); // a property's line is its key's
+    return pointer;
+  };
+  jsonc.visit(text, {
+    onObjectProperty: (property, _offset, _length, line) => {
+      const top = stack[stack.length - 1];
+      if (!top) return;
+      top.key = property;
+      if (top.pointer !== undefined && stack.length <= MAX_LINE_DEPTH) lines.set(`${top.pointer}${seg(property)}`, line + 1);
+    },
+    onObjectBegin: (_offset, _length, line) => void stack.push({ pointer: value(line), array: false, index: -1, key: '' }),
+    onArrayBegin: (_offset, _length, line) => void stack.push({ pointer: value(line), array: true, index: -1, key: '' }),
+    onObjectEnd: () => void stack.pop(),
+    onArrayEnd: () => void stack.pop(),
+    onLiteralValue: (_value, _offset, _length, line) => void value(line),
+  });
+  return (pointer) => {
+    const segs = pointerSegments(pointer);
+    for (let n = segs.length; n >= 0; n--) {
+      const line = lines.get(toPointer(segs.slice(0, n)));
+      if (line !== undefined) return line;
+    }
+    return undefined;
+  };
 }
 
 /** parseSource reads a name ending in .json as strict JSON; everything here that is not JSON text is YAML. */

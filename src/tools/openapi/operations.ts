@@ -7,7 +7,7 @@ import type { SideEffectValue, ToolFile } from '../schema.js';
 import type { OpenApiDocument } from './document.js';
 import type { OpenApiFile } from './file-schema.js';
 import type { BodyPlan, FormFieldPlan, ParamLocation, ParamPlan, ParamStyle, RequestPlan } from './plan.js';
-import { SchemaProblem, SchemaWriter } from './schema-convert.js';
+import { SchemaCache, SchemaProblem, SchemaWriter } from './schema-convert.js';
 import { chooseSecurity, type SecurityContext } from './security.js';
 import { baseOf } from './servers.js';
 
@@ -97,6 +97,13 @@ export function operationDefs(spec: OpenApiFile, doc: OpenApiDocument, lineOf: (
   const security: SecurityContext = { file: source.file, secrets: spec.auth ?? {}, schemes, base: `${base.href}/` };
 
   const ops: OperationDef[] = [];
+  const cache = new SchemaCache();
+  const unmetBy = new Map<string, { operations: string[]; pointer: string }>();
+  const unmet = (note: string, operation: string, pointer: string) => {
+    const seen = unmetBy.get(note);
+    if (seen) seen.operations.push(operation);
+    else unmetBy.set(note, { operations: [operation], pointer });
+  };
   const byName = new Map<string, string>();
   const byId = new Map<string, string>();
   const usedOverrides = new Set<string>();
@@ -129,7 +136,7 @@ export function operationDefs(spec: OpenApiFile, doc: OpenApiDocument, lineOf: (
       byName.set(name, pointer);
       const key = [operationId, local, name].find((k) => k !== undefined && spec.overrides?.[k] !== undefined);
       if (key !== undefined) usedOverrides.add(key);
-      const built = buildOperation({ spec, doc, item, op, path, method, pointer, name, operationId, tags, source, security, base, override: key === undefined ? undefined : spec.overrides?.[key] });
+      const built = buildOperation({ spec, doc, item, op, path, method, pointer, name, operationId, tags, source, security, base, cache, unmet, override: key === undefined ? undefined : spec.overrides?.[key] });
       for (const w of built.warnings) warnings.push(at(w.at, w.message));
       if ('skip' in built) {
         problems.push(at(built.skip.at, `${method.toUpperCase()} ${path}: ${built.skip.message}: skipped`));
@@ -137,6 +144,10 @@ export function operationDefs(spec: OpenApiFile, doc: OpenApiDocument, lineOf: (
       }
       ops.push({ ...built.def, overrideKey: key });
     }
+  }
+  for (const [note, { operations, pointer }] of unmetBy) {
+    const which = operations.length === 1 ? operations[0] : `${operations.length} operations (${operations.slice(0, 3).join(', ')}${operations.length > 3 ? ', …' : ''})`;
+    warnings.push(at(pointer, `${which}: ${note}`));
   }
   for (const key of Object.keys(spec.overrides ?? {})) {
     if (!usedOverrides.has(key)) warnings.push(inSpec(`/overrides${toPointer([key])}`, `no imported operation is '${key}' (by operationId or tool name)`));
@@ -176,6 +187,9 @@ interface BuildInput {
   readonly source: OperationSource;
   readonly security: SecurityContext;
   readonly base: { origin: string; basePath: string };
+  readonly cache: SchemaCache;
+  /** Records an operation whose security cannot be met (one warning per reason, not per operation). */
+  readonly unmet: (note: string, operation: string, pointer: string) => void;
   readonly override: ToolOverride | undefined;
 }
 
@@ -208,7 +222,7 @@ function operation(b: BuildInput, warnings: Note[]): Omit<OperationDef, 'overrid
   const { op, path, pointer } = b;
   const method = b.method.toUpperCase();
   if (!path.startsWith('/') || /[?#]/.test(path)) throw new Skip(pointer, 'the path must start with / and hold no query or fragment');
-  const writer = new SchemaWriter(b.source.refs ?? new Map(), 'input');
+  const writer = new SchemaWriter(b.source.refs ?? new Map(), 'input', b.cache);
   const convert = (schema: unknown, at: string): unknown => {
     try {
       return writer.write(schema);
@@ -257,10 +271,10 @@ function operation(b: BuildInput, warnings: Note[]): Omit<OperationDef, 'overrid
     if (body.plan.required) required.push('body');
   }
   const inputSchema = writer.withDefs({ type: 'object', properties, ...(required.length > 0 ? { required } : {}), additionalProperties: false });
-  const output = outputSchema(op['responses'], b.source.refs ?? new Map());
+  const output = outputSchema(op['responses'], b.source.refs ?? new Map(), b.cache);
 
   const choice = chooseSecurity(op['security'] ?? b.doc['security'], b.security);
-  if (choice.note) warnings.push({ at: `${pointer}`, message: `${method} ${path}: ${choice.note}` });
+  if (choice.note) b.unmet(choice.note, `${method} ${path}`, pointer);
   const authNames = new Set(choice.auth.flatMap((a) => (a.kind === 'apiKey' && a.in === 'header' ? [a.name.toLowerCase()] : a.kind === 'apiKey' ? [] : ['authorization'])));
   const sent = params.filter((p) => {
     if (p.in !== 'header' || !authNames.has(p.name.toLowerCase())) return true;
@@ -400,10 +414,10 @@ function bodyPlan(rb: unknown, at: string, warnings: Note[]): { plan: BodyPlan; 
  * 2xx without a JSON body (204, text) or a non-object schema leaves the tool without one, since
  * the gateway checks every answer against it. `json`: some 2xx answers JSON (Accept is sent).
  */
-function outputSchema(responses: unknown, refs: ReadonlyMap<object, string>): { schema?: Record<string, unknown>; json: boolean } {
+function outputSchema(responses: unknown, refs: ReadonlyMap<object, string>, cache: SchemaCache): { schema?: Record<string, unknown>; json: boolean } {
   if (!isRec(responses)) return { json: false };
   const ok = Object.entries(responses).filter(([code]) => /^2(\d\d|XX)$/i.test(code));
-  const writer = new SchemaWriter(refs, 'output');
+  const writer = new SchemaWriter(refs, 'output', cache);
   const schemas: unknown[] = [];
   let json = false;
   let usable = ok.length > 0;

@@ -31,6 +31,22 @@ const SUBSCHEMA = new Set(['items', 'additionalProperties', 'not', 'if', 'then',
 const SUBSCHEMA_LIST = new Set(['allOf', 'anyOf', 'oneOf', 'prefixItems']);
 const SUBSCHEMA_MAP = new Set(['properties', 'patternProperties', '$defs', 'definitions', 'dependentSchemas']);
 
+interface Written {
+  readonly value: unknown;
+  readonly nodes: number;
+  readonly height: number;
+}
+
+/**
+ * Subtrees already written, shared by the writers of one document: large documents reuse the same
+ * component in hundreds of operations. Only a subtree that wrote no `$ref` is kept (it does not
+ * depend on where it stands); the trees it hands out are shared, so they must not be mutated.
+ */
+export class SchemaCache {
+  readonly input = new WeakMap<object, Written>();
+  readonly output = new WeakMap<object, Written>();
+}
+
 /** One conversion: the `$defs` collected for one tool schema (input or output). */
 export class SchemaWriter {
   readonly defs: Record<string, unknown> = {};
@@ -40,11 +56,17 @@ export class SchemaWriter {
   private readonly onStack = new Set<object>();
   private readonly recursive = new Set<string>();
   private nodes = 0;
+  private refsWritten = 0;
+  private height = 0;
+  private readonly written: WeakMap<object, Written>;
 
   constructor(
     private readonly refs: ReadonlyMap<object, string>,
     private readonly direction: Direction,
-  ) {}
+    cache: SchemaCache = new SchemaCache(),
+  ) {
+    this.written = direction === 'input' ? cache.input : cache.output;
+  }
 
   /** The schema as a tree; throws SchemaProblem. */
   write(schema: unknown): unknown {
@@ -62,16 +84,30 @@ export class SchemaWriter {
     const ref = this.refs.get(node);
     if (ref !== undefined && (this.refStack.includes(ref) || this.recursive.has(ref))) {
       this.recursive.add(ref);
+      this.refsWritten++;
+      this.height = Math.max(this.height, depth);
       return { $ref: `#/$defs${toPointer([this.defName(ref)])}` };
+    }
+    const hit = this.written.get(node);
+    if (hit !== undefined) {
+      this.nodes += hit.nodes;
+      this.height = Math.max(this.height, depth + hit.height);
+      if (this.height > MAX_DEPTH) throw new SchemaProblem(`the schema nests deeper than ${MAX_DEPTH} levels`, at);
+      if (this.nodes > MAX_NODES) throw new SchemaProblem(`the schema has more than ${MAX_NODES} parts once its $refs are resolved`, at);
+      return hit.value;
     }
     if (this.onStack.has(node)) throw new SchemaProblem('a recursive schema without a component name cannot be written out', at);
     if (depth > MAX_DEPTH) throw new SchemaProblem(`the schema nests deeper than ${MAX_DEPTH} levels`, at);
     if (++this.nodes > MAX_NODES) throw new SchemaProblem(`the schema has more than ${MAX_NODES} parts once its $refs are resolved`, at);
+    const start = { nodes: this.nodes - 1, refs: this.refsWritten, height: this.height };
+    this.height = depth;
     this.onStack.add(node);
     if (ref !== undefined) this.refStack.push(ref);
     const out = this.object(node as Record<string, unknown>, at, depth);
     if (ref !== undefined) this.refStack.pop();
     this.onStack.delete(node);
+    if (this.refsWritten === start.refs) this.written.set(node, { value: out, nodes: this.nodes - start.nodes, height: this.height - depth });
+    this.height = Math.max(this.height, start.height);
     if (ref !== undefined && this.recursive.has(ref)) {
       // This is the outermost occurrence of a schema that contains itself: it becomes the definition.
       const name = this.defName(ref);
