@@ -178,4 +178,29 @@ describe('a fastify + @fastify/swagger app as a kind: openapi file', () => {
     expect(got?.params).toEqual({ petId: 'http://evil.example/x?y=1#z' });
     expect(got?.url).toBe(`/pets/${encodeURIComponent('http://evil.example/x?y=1#z')}`);
   });
+  it('the same document served by the app (url:) and as YAML (spec:), with the server variable for the port, gives the same tools', async () => {
+    const port = new URL(rest.url).port;
+    const common = { auth: { apiKey: '${env:PET_KEY}', adminToken: '${env:PET_ADMIN}' }, serverVariables: { port } };
+    await installDocuments(
+      gw,
+      { 'specs/pets.yaml': readFileSync(rest.specYamlFile, 'utf8') },
+      {
+        'pets-url.yaml': { kind: 'openapi', name: 'petsurl', url: rest.docUrl, ...common },
+        'pets-yaml.yaml': { kind: 'openapi', name: 'petsyaml', spec: './specs/pets.yaml', ...common },
+      },
+    );
+    expect(gw.app.gw.registry.problems).toEqual([]);
+    const shape = (prefix: string) =>
+      gw.app.gw.registry.tools
+        .filter((t) => t.name.startsWith(`${prefix}.`))
+        .map((t) => ({ name: t.name.slice(prefix.length + 1), description: t.description, sideEffect: t.sideEffect, inputSchema: t.inputSchema, outputSchema: t.outputSchema }));
+    expect(shape('pets').length).toBe(6);
+    expect(shape('petsurl')).toEqual(shape('pets'));
+    expect(shape('petsyaml')).toEqual(shape('pets'));
+    // No baseUrl: the document's server, http://127.0.0.1:{port}, with the variable given.
+    const res = await gw.call('petsurl.get_pet', { petId: 'p1' }, as('agent'));
+    expect(res.statusCode, res.body).toBe(200);
+    expect(res.json().result.structuredContent).toMatchObject({ id: 'p1', name: 'Rex' });
+    expect(last('getPet')?.headers['x-api-key']).toBe(rest.apiKey);
+  });
 });
