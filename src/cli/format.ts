@@ -30,8 +30,11 @@ export function formatReport(r: CheckReport): string {
   const lines: string[] = [];
   lines.push(`config: ${r.config ?? '(embedded defaults)'}`, `tools dir: ${r.toolsDir ?? '(not checked: the config has errors)'}`);
   if (r.errors.length > 0) lines.push('', `errors (${r.errors.length}):`, ...r.errors.map(formatProblem));
-  lines.push('', `tools (${r.tools.length}):`);
-  const rows = r.tools.map((t) => [
+  // The operations of OpenAPI documents are listed under their document, below.
+  const fromDocuments = new Set(r.openapi.flatMap((o) => o.operations.map((op) => op.tool)));
+  const own = r.tools.filter((t) => !fromDocuments.has(t.name));
+  lines.push('', `tools (${r.tools.length}${fromDocuments.size > 0 ? `; ${fromDocuments.size} from OpenAPI documents, listed with them` : ''}):`);
+  const rows = own.map((t) => [
     t.name,
     t.backends.map((b) => `${b.id}(${b.kind})`).join(', '),
     t.sideEffect,
@@ -49,7 +52,7 @@ export function formatReport(r: CheckReport): string {
     lines.push('', `OpenAPI document ${o.name} (${o.version}, ${o.source}; ${o.operations.length} operation(s), ${o.skipped.length} skipped) from ${o.file}:`);
     const ops = o.operations.map((op) => [op.tool, op.method, op.path, op.sideEffect, ...(op.held ? ['HELD (changed; an admin accepts it)'] : [])]);
     lines.push(...(ops.length > 0 ? table(ops) : ['  (no operation)']));
-    for (const s of o.skipped) lines.push(`  skipped ${s.operation || '(document)'}: ${s.reason} [${formatProblem({ file: s.file, ...(s.line !== undefined ? { line: s.line } : {}), path: s.path, message: '' }).replace(/: $/, '')}]`);
+    for (const s of o.skipped) lines.push(`  skipped ${s.operation || '(document)'}: ${s.operation && s.reason.startsWith(`${s.operation}: `) ? s.reason.slice(s.operation.length + 2) : s.reason} [${formatProblem({ file: s.file, ...(s.line !== undefined ? { line: s.line } : {}), path: s.path, message: '' }).replace(/: $/, '')}]`);
   }
   if (r.clientConfigs.length > 0) {
     lines.push('', `MCP client config names (${r.clientConfigs.length}; as written → as served):`);

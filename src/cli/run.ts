@@ -5,13 +5,13 @@ import { loadToolsDir, TOOL_FILE } from '../tools/loader.js';
 import { clientConfigNotes } from './client-config.js';
 import type { CompiledTool } from '../tools/types.js';
 import type { Env } from '../util/env.js';
-import { parseSource, type FileProblem, type ParsedSource } from '../util/source.js';
+import { parseSource, toPointer, type FileProblem, type ParsedSource } from '../util/source.js';
 import { connectOnce } from './connect.js';
 import { connectIssuers, summarizeIssuers } from './oidc.js';
 import { withLine } from './locate.js';
-import { findInlineSecrets } from './secrets.js';
+import { findInlineSecrets, isLiteralSecret } from './secrets.js';
 import type { CheckReport, CheckWarning, ToolSummary } from './types.js';
-import { openToAll, serverWarnings, toolWarnings, type KeyScope } from './warnings.js';
+import { openApiWarnings, openToAll, serverWarnings, toolWarnings, type KeyScope } from './warnings.js';
 
 export interface CheckOptions {
   readonly config?: string | undefined;
@@ -30,8 +30,19 @@ function readRaw(file: string): ParsedSource | undefined {
   }
 }
 
+/** The values of a kind: openapi file's `auth` are secrets whatever the scheme is called. */
+function openApiAuthSecrets(value: unknown): { path: string; what: string }[] {
+  const v = value as { kind?: unknown; auth?: unknown } | null | undefined;
+  if (v?.kind !== 'openapi' || v.auth === null || typeof v.auth !== 'object') return [];
+  return Object.entries(v.auth as Record<string, unknown>)
+    .filter(([, s]) => typeof s === 'string' && isLiteralSecret(s))
+    .map(([name]) => ({ path: toPointer(['auth', name]), what: `auth '${name}'` }));
+}
+
 function secretWarnings(file: string, raw: ParsedSource | undefined): CheckWarning[] {
-  return findInlineSecrets(raw?.value).map((s) => {
+  const found = findInlineSecrets(raw?.value);
+  const more = openApiAuthSecrets(raw?.value).filter((s) => !found.some((f) => f.path === s.path));
+  return [...found, ...more].map((s) => {
     const message = `${s.what} holds a literal secret: write it as \${env:NAME}`;
     const line = raw?.lineOf(s.path);
     return line === undefined ? { file, path: s.path, message, rule: 'inline-secret' } : { file, line, path: s.path, message, rule: 'inline-secret' };
@@ -106,7 +117,8 @@ export async function runCheck(opts: CheckOptions): Promise<CheckReport> {
   const rawOf = (file: string) => (raws.has(file) ? raws.get(file) : readRaw(file));
   errors.push(...registry.problems.map((p) => withLine(p, rawOf(p.file))));
   const open = openToAll(loaded.config.auth.mode, loadedKeys(loaded, configRaw), loaded.config.auth.oidc);
-  for (const t of registry.tools) warnings.push(...toolWarnings(t, rawOf, open));
+  for (const t of registry.tools) if (!t.openapi) warnings.push(...toolWarnings(t, rawOf, open));
+  for (const o of registry.openapi) warnings.push(...openApiWarnings(o.file, registry.tools.filter((t) => t.openapi && t.source.file === o.file), rawOf, open));
   for (const s of registry.servers) warnings.push(...serverWarnings(s));
   const connected = opts.connectTimeoutMs === undefined || registry.servers.length === 0
     ? undefined

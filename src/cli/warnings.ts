@@ -93,3 +93,25 @@ export function serverWarnings(server: McpServerEntry): CheckWarning[] {
   }
   return out;
 }
+
+/** Names, the first few of them: a document of 1,000 operations makes one warning per rule, not 1,000. */
+function some(names: readonly string[]): string {
+  const shown = names.slice(0, 5).map((n) => `'${n}'`).join(', ');
+  return names.length > 5 ? `${shown} and ${names.length - 5} more` : shown;
+}
+
+/** The tool warnings for the operations of one kind: openapi file, one per rule. */
+export function openApiWarnings(file: string, tools: readonly CompiledTool[], rawOf: RawOf, openReason: string | undefined): CheckWarning[] {
+  const raw = rawOf(file);
+  const out: CheckWarning[] = [];
+  const risky = tools.filter((t) => RISKY.has(t.sideEffect) && t.confirm === false).map((t) => t.name);
+  if (risky.length > 0) out.push(at('confirm-off', file, raw, '/overrides', `${risky.length} destructive or external operation(s) run without confirmation (confirm: false): ${some(risky)}`));
+  const open = tools.filter((t) => t.visibility.roles === undefined).map((t) => t.name);
+  if (open.length > 0 && openReason !== undefined) {
+    out.push(at('visible-to-all', file, raw, '/overrides', `${open.length} operation(s) are visible to every key: no visibility.roles (set it per operation in overrides) and ${openReason}: ${some(open)}`));
+  }
+  if (!has(raw, 'timeoutMs') && tools.length > 0) {
+    out.push(at('default-timeout', file, raw, '/timeoutMs', `the file has no timeoutMs: its ${tools.length} operation(s) use the default ${tools[0]?.timeoutMs} ms (defaults.timeoutMs.http) unless an override sets one`));
+  }
+  return out;
+}

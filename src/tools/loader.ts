@@ -84,6 +84,12 @@ async function loadOpenApi(file: string, raw: object, lineOf: (p: string) => num
   // Checked against the branch the file chose (url: or spec:), so problems speak of that one only.
   const check = 'url' in raw ? openApiFromUrl : openApiFromFile;
   if (!check(expanded)) return { tools: [], problems: ajvProblems(check.errors, file, lineOf) };
+  // Every auth value is a secret, even one written literally (check warns about it): masked wherever it could appear.
+  for (const v of Object.values(expanded.auth ?? {})) {
+    if (v.length >= 6) ctx.secrets.add(v);
+    const password = v.includes(':') ? v.slice(v.indexOf(':') + 1) : '';
+    if (password.length >= 6) ctx.secrets.add(password);
+  }
   const book = ctx.openapi;
   if (!book) return { tools: [], problems: [{ file, path: '/kind', message: 'a kind: openapi file is loaded with its tools directory' }] };
   const out = await book.load({ file, toolsDir: ctx.dir, spec: expanded, lineOf, defaults: ctx.defaults, ajv: schemaAjv });
@@ -167,7 +173,8 @@ export async function loadToolsDir(ctx: LoadContext, previous?: Registry): Promi
   for (const t of previous?.tools ?? []) lastGood.set(t.source.file, [...(lastGood.get(t.source.file) ?? []), t]);
   const book = ctx.openapi ?? new OpenApiBook();
   const results = await loadFiles(names.map((name) => join(ctx.dir, name)), { ...ctx, openapi: book }, lastGood);
-  if (ctx.openapi) ctx.openapi.retain(new Set(names.map((name) => join(ctx.dir, name))));
+  // The state (pins, cache, timer) of an openapi file lives while it is one; a file that fails to load keeps it.
+  if (ctx.openapi) ctx.openapi.retain(new Set(results.flatMap((r, i) => (r.openapi || r.problems.length > 0 ? [join(ctx.dir, names[i] as string)] : []))));
   else book.close();
 
   const chosen = new Map<string, CompiledTool>();

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { echoTool, startGateway, type TestGateway } from '../helpers/app.js';
@@ -83,23 +83,29 @@ describe('kind: openapi with spec: (a document in tools.d)', () => {
     expect((await gw.call('pets.status', {}, { key: KEYS.agent })).statusCode).toBe(200);
   });
 
-  it('a remote $ref: the document is refused with the $ref named, the last good tools serve on', async () => {
+  it('a remote $ref: never fetched, the operation using it skipped with the $ref named, the others serve', async () => {
     writeSpec(doc({ ...PETS, '/remote': { get: { operationId: 'remote', parameters: [{ $ref: 'https://example.com/params.yaml#/limit' }], responses: { '200': { description: 'ok' } } } } }));
     const r = await reload();
-    expect(JSON.stringify(r.errors) + JSON.stringify(gw.app.gw.registry.openapi)).toContain('example.com/params.yaml');
+    expect(r.errors).toEqual([]); // nothing is fetched: the operation that uses it is skipped, the others import
+    expect(gw.app.gw.registry.openapi[0]?.skipped).toEqual([expect.objectContaining({ operation: 'GET /remote', file: specFile(), reason: expect.stringContaining('https://example.com/params.yaml') })]);
     expect(names()).toEqual(expect.arrayContaining(['pets.status', 'pets.list_pets']));
     expect(names()).not.toContain('pets.remote');
     expect((await gw.call('pets.status', {}, { key: KEYS.agent })).statusCode).toBe(200);
   });
 
-  it('a parameter style not supported and duplicate operationIds skip those operations only, with why', async () => {
+  it('an unsupported parameter style, a non-JSON body, an unresolvable $ref and duplicate operationIds skip those operations only, with why; a recursive schema imports', async () => {
     writeSpec(
       doc({
         ...PETS,
         '/search': { get: { operationId: 'search', parameters: [{ name: 'q', in: 'query', style: 'matrix', schema: { type: 'string' } }], responses: { '200': { description: 'ok' } } } },
         '/a': { get: { operationId: 'twice', responses: { '200': { description: 'ok' } } } },
         '/b': { get: { operationId: 'twice', responses: { '200': { description: 'ok' } } } },
-      }),
+        '/upload': { post: { operationId: 'upload', requestBody: { required: true, content: { 'application/octet-stream': { schema: { type: 'string' } } } }, responses: { '200': { description: 'ok' } } } },
+        '/missing': { get: { operationId: 'missing', parameters: [{ $ref: '#/components/parameters/Nope' }], responses: { '200': { description: 'ok' } } } },
+        '/tree': {
+          post: { operationId: 'plant', requestBody: { content: { 'application/json': { schema: { $ref: '#/components/schemas/Node' } } } }, responses: { '200': { description: 'ok' } } },
+        },
+      }, { components: { schemas: { Node: { type: 'object', properties: { name: { type: 'string' }, children: { type: 'array', items: { $ref: '#/components/schemas/Node' } } } } } } }),
     );
     const r = await reload();
     expect(r.errors).toEqual([]); // skips are not file problems: the document serves
@@ -109,6 +115,9 @@ describe('kind: openapi with spec: (a document in tools.d)', () => {
     const reasons = summary?.skipped.map((s) => `${s.operation}: ${s.reason}`).join('\n') ?? '';
     expect(reasons).toMatch(/GET \/search: .*matrix/);
     expect(reasons).toMatch(/twice/);
+    expect(reasons).toMatch(/POST \/upload: .*octet-stream/); // a body type that is neither JSON nor form
+    expect(reasons).toMatch(/GET \/missing: .*Nope/); // an unresolvable $ref
+    expect(names()).toContain('pets.plant'); // a recursive schema imports (as $defs)
     expect(summary?.skipped.find((s) => s.operation === 'GET /search')).toMatchObject({ file: specFile(), line: expect.any(Number), path: expect.stringContaining('/paths/~1search/get') });
     expect((await gw.call('pets.list_pets', {}, { key: KEYS.agent })).statusCode).toBe(200);
   });
@@ -137,6 +146,19 @@ describe('kind: openapi with spec: (a document in tools.d)', () => {
     expect(names().filter((n) => n.startsWith('escape.'))).toEqual([]);
   });
 
+  it.each([
+    ['an absolute path', () => '/etc/hostname'],
+    ['a path through ..', () => 'specs/../../outside.yaml'],
+    ['a symlink in tools.d that leads outside', () => 'specs/link.yaml'],
+  ])('a spec that is %s is refused, and nothing of that file is read', async (_what, target) => {
+    writeFileSync(join(gw.dir, 'outside.yaml'), doc(PETS));
+    symlinkSync(join(gw.dir, 'outside.yaml'), join(gw.toolsDir, 'specs', 'link.yaml'));
+    gw.writeTool('escape.yaml', { kind: 'openapi', name: 'escape', spec: target() });
+    const r = await reload();
+    expect(r.errors).toEqual([expect.objectContaining({ file: join(gw.toolsDir, 'escape.yaml'), path: '/spec', message: expect.stringMatching(/outside the tools directory/) })]);
+    expect(names().filter((n) => n.startsWith('escape.'))).toEqual([]);
+  });
+
   it('a deleted document: a problem at /spec, the last good tools serve on, and it comes back with the file', async () => {
     rmSync(specFile());
     const r = await reload();
@@ -157,6 +179,17 @@ describe('kind: openapi with spec: (a document in tools.d)', () => {
         expect.objectContaining({ file: join(gw.toolsDir, 'bad.yaml'), line: 4, path: '/refreshSeconds', message: "unknown key 'refreshSeconds'" }),
       ]),
     );
+  });
+
+  it('a setting the document cannot honour (an auth scheme it lacks, no server and no baseUrl) stops the file, with its line', async () => {
+    gw.writeTool('pets.yaml', 'kind: openapi\nname: pets\nspec: ./specs/pets.yaml\nbaseUrl: "' + up.url + '"\nauth:\n  petauth: "${env:NOPE:-abcdef123}"\n');
+    let r = await reload();
+    expect(r.errors).toEqual([{ file: join(gw.toolsDir, 'pets.yaml'), line: 6, path: '/auth/petauth', message: expect.stringContaining("no securityScheme 'petauth'") }]);
+    expect(names()).toContain('pets.status'); // the last good tools serve on
+    gw.writeTool('nosrv.yaml', { kind: 'openapi', name: 'nosrv', spec: './specs/pets.yaml' });
+    r = await reload();
+    expect(r.errors).toContainEqual(expect.objectContaining({ file: specFile(), path: '/servers' }));
+    expect(names().filter((n) => n.startsWith('nosrv.'))).toEqual([]);
   });
 
   it('a changed operation is held (TOOL_CHANGED, old definition listed) until an admin accepts it; audited', async () => {
@@ -206,5 +239,46 @@ describe('kind: openapi with spec: (a document in tools.d)', () => {
     expect((await reload()).errors).toEqual([]);
     expect((await listed()).find((t) => t.name === 'pets.delete_all')).toMatchObject({ confirm: false });
     expect(gw.app.gw.registry.get('pets.delete_all')?.openapi?.held).toBeUndefined();
+  });
+
+  it('a document that moves its server is held; editing the file (timeoutMs, baseUrl) is not, and does not release a held change', async () => {
+    const withServer = (url: string) => doc(PETS, { servers: [{ url }] });
+    rmSync(join(gw.toolsDir, 'pets.yaml'));
+    await reload(); // a fresh start: no pins
+    writeSpec(withServer(up.url));
+    gw.writeTool('pets.yaml', { kind: 'openapi', name: 'pets', spec: './specs/pets.yaml' });
+    expect((await reload()).errors).toEqual([]);
+    expect((await gw.call('pets.status', {}, { key: KEYS.agent })).statusCode).toBe(200);
+    // The file edited, the document not: the operator's change, served at once.
+    gw.writeTool('pets.yaml', { kind: 'openapi', name: 'pets', spec: './specs/pets.yaml', timeoutMs: 4000 });
+    expect((await reload()).errors).toEqual([]);
+    expect(gw.app.gw.registry.get('pets.status')).toMatchObject({ timeoutMs: 4000, openapi: { hash: expect.any(String) } });
+    expect(gw.app.gw.registry.get('pets.status')?.openapi?.held).toBeUndefined();
+    // The document sends every operation elsewhere: all held, nothing goes there.
+    writeSpec(withServer('http://127.0.0.1:1/evil'));
+    expect((await reload()).errors).toEqual([]);
+    expect((await gw.call('pets.status', {}, { key: KEYS.agent })).json().error.code).toBe('TOOL_CHANGED');
+    expect(gw.app.gw.registry.tools.filter((t) => t.openapi?.held).map((t) => t.name)).toEqual(['pets.create_pet', 'pets.delete_all', 'pets.list_pets', 'pets.status']);
+    // An edit of the file meanwhile does not release them.
+    gw.writeTool('pets.yaml', { kind: 'openapi', name: 'pets', spec: './specs/pets.yaml', timeoutMs: 5000 });
+    expect((await reload()).errors).toEqual([]);
+    expect((await gw.call('pets.status', {}, { key: KEYS.agent })).json().error.code).toBe('TOOL_CHANGED');
+    const before = up.seen.length;
+    expect((await gw.app.inject({ method: 'POST', url: '/admin/tools/pets.status/accept', headers: as('admin') })).statusCode).toBe(200);
+    const moved = await gw.call('pets.status', {}, { key: KEYS.agent });
+    expect(moved.json().error?.code, moved.body).not.toBe('TOOL_CHANGED'); // accepted: now it goes where the document says (nothing listens)
+    expect(up.seen.length).toBe(before);
+    expect((await gw.call('pets.list_pets', {}, { key: KEYS.agent })).json().error.code).toBe('TOOL_CHANGED');
+  });
+
+  it('a broken tools.d file keeps its pins: breaking and mending it does not release a held change', async () => {
+    writeSpec(doc({ ...PETS, '/status': { get: { ...PETS['/status']?.['get'], summary: 'changed' } } }));
+    expect((await reload()).errors).toEqual([]);
+    expect(gw.app.gw.registry.get('pets.status')?.openapi?.held).toBeDefined();
+    gw.writeTool('pets.yaml', 'kind: openapi\nname: pets\nspec: [unclosed\n');
+    expect((await reload()).errors).not.toEqual([]);
+    gw.writeTool('pets.yaml', { kind: 'openapi', name: 'pets', spec: './specs/pets.yaml', baseUrl: up.url });
+    expect((await reload()).errors).toEqual([]);
+    expect(gw.app.gw.registry.get('pets.status')?.openapi?.held).toBeDefined();
   });
 });

@@ -119,6 +119,19 @@ describe('OpenAPI operations as tool definitions', () => {
     expect(tools['pets.patch_pets']).toMatchObject({ sideEffect: 'destructive', idempotent: false, confirm: true });
   });
 
+  it('3.0 schema keywords become 2020-12 where they are keywords, never where they are property names', async () => {
+    const schema = { type: 'object', properties: { example: { type: 'string', example: 'x' }, nullable: { type: 'integer', nullable: true, minimum: 0, exclusiveMinimum: true }, level: { type: 'string', enum: ['a'], nullable: true } } };
+    const { ops } = await defsOf(oa30({ '/a': { post: { operationId: 'a', requestBody: { required: true, content: { 'application/json': { schema } } }, responses: ok } } }));
+    expect((ops[0]!.file.inputSchema!['properties'] as Record<string, unknown>)['body']).toEqual({
+      type: 'object',
+      properties: { example: { type: 'string', examples: ['x'] }, nullable: { type: ['integer', 'null'], exclusiveMinimum: 0 }, level: { type: ['string', 'null'], enum: ['a', null] } },
+    });
+    const v2 = await read({ swagger: '2.0', info: { title: 't', version: '1' }, paths: { '/a': { post: { operationId: 'a', parameters: [{ name: 'b', in: 'body', required: true, schema: { $ref: '#/definitions/Props' } }], responses: { '200': { description: 'ok' } } } } }, definitions: { Props: { type: 'object', properties: { example: { $ref: '#/definitions/Json' }, default: { $ref: '#/definitions/Json' } } }, Json: { type: 'object' } } });
+    const d = operationDefs({ kind: 'openapi', name: 'k', spec: 'x', baseUrl: 'http://127.0.0.1:9' } as OpenApiFile, v2.doc, v2.lineOf, { file: DOC, refs: v2.refs });
+    expect(d.problems).toEqual([]);
+    expect((d.ops[0]!.file.inputSchema!['properties'] as Record<string, unknown>)['body']).toEqual({ type: 'object', properties: { example: { type: 'object' }, default: { type: 'object' } } });
+  });
+
   it('include and exclude: globs on operationId, tag and "METHOD /path"', async () => {
     const paths = {
       '/pets': { get: { operationId: 'listPets', tags: ['read'], responses: ok }, post: { operationId: 'createPet', responses: ok } },

@@ -94,15 +94,21 @@ export class OpenApiBook {
     state.lastHash = doc.hash;
     const specHash = sha256Hex(canonicalJson(spec));
     let parsed = state.parsed;
+    // The document unchanged, the file edited (baseUrl, timeoutMs, auth...): the operator's own change, not held.
+    const operatorOnly = parsed !== undefined && parsed.docHash === doc.hash && parsed.specHash !== specHash;
     if (parsed?.docHash !== doc.hash || parsed.specHash !== specHash) {
       const read = await readDocument(doc.text, { file: doc.source });
       if ('problems' in read) return { tools: [], problems: read.problems.map((p) => ({ ...p, file: p.file || doc.source })) };
       const ops = operationDefs(spec, read.doc, read.lineOf, { file: doc.source, refs: read.refs, specFile: file, specLineOf: input.lineOf });
+      // A setting of the file that cannot be used (an auth scheme the document lacks, no server) stops the file, as a
+      // schema error would; a problem inside one operation skips that operation only.
+      const fatal = ops.problems.filter((p) => p.file === file || !p.path.startsWith('/paths/'));
+      if (fatal.length > 0) return { tools: [], problems: fatal };
       const skipped = ops.problems.map((p) => skippedOf({ ...p, file: p.file || doc.source }));
       parsed = { docHash: doc.hash, specHash, version: read.version, defs: ops.ops, skipped, warnings: ops.warnings };
       state.parsed = parsed;
     }
-    const observed = state.pins.observe(parsed.defs, spec.trustChanges ?? false);
+    const observed = state.pins.observe(parsed.defs, spec.trustChanges ?? false, operatorOnly);
     if (observed.changes.length > 0) this.opts.onChanges?.(file, spec.name, observed.changes);
     const tools: CompiledTool[] = [];
     const skipped = [...parsed.skipped];

@@ -1,22 +1,26 @@
-import { dereference, upgrade } from '@scalar/openapi-parser';
+import { dereference } from '@scalar/openapi-parser';
+import { upgradeFromTwoToThree } from '@scalar/openapi-upgrader/2.0-to-3.0';
 import jsonc from 'jsonc-parser';
 import { parseSource, pointerSegments, SourceError, toPointer, type FileProblem } from '../../util/source.js';
 
 /**
  * Reads an OpenAPI document with @scalar/openapi-parser. Chosen over @apidevtools/swagger-parser
  * and @readme/openapi-parser because one maintained, pure-JS package (no install scripts) does the
- * three things we need: it upgrades Swagger 2.0 and OpenAPI 3.0 to 3.1 (so every schema arrives as
- * JSON Schema 2020-12, what the gateway validates with), it dereferences with circular $refs kept
- * as shared objects, and it never reads a file or the network unless given a plugin (we give
- * none: a remote $ref stays unresolved and its operations are skipped). We do not use its
- * validator: real documents break the meta-schema in ways that do not matter for calling them,
- * and each operation is checked for what its tool needs instead.
+ * things we need: its upgrader turns Swagger 2.0 into OpenAPI 3.0 (body and formData parameters,
+ * collectionFormat, host and basePath), it dereferences with circular $refs kept as shared
+ * objects, and it never reads a file or the network unless given a plugin (we give none: a remote
+ * $ref stays unresolved and its operations are skipped). Its 3.0 → 3.1 upgrade is not used: it
+ * rewrites a property *named* `example` as if it were the keyword (Kubernetes' JSONSchemaProps);
+ * the 3.0 schema keywords (nullable, example, boolean exclusiveMinimum) are translated where the
+ * schemas are written out (schema-convert.ts), which knows a keyword from a property name. Its
+ * validator is not used either: real documents break the meta-schema in ways that do not matter
+ * for calling them; each operation is checked for what its tool needs instead.
  * Version 0.24 is the newest that supports Node 20 (later ones need Node 22).
  */
 
 export type OpenApiVersion = '2.0' | '3.0' | '3.1';
 
-/** A dereferenced OpenAPI 3.1 document (Swagger 2.0 and 3.0 upgraded). May contain cycles: walk it with a visited set. */
+/** A dereferenced OpenAPI 3.0 or 3.1 document (Swagger 2.0 upgraded to 3.0). May contain cycles: walk it with a visited set. */
 export type OpenApiDocument = Readonly<Record<string, unknown>>;
 
 export interface ReadDocument {
@@ -55,9 +59,9 @@ export async function readDocument(text: string, source: { file: string }): Prom
 
   let upgraded: unknown;
   try {
-    upgraded = version === '3.1' ? raw : upgrade(raw).specification;
+    upgraded = version === '2.0' ? upgradeFromTwoToThree(raw) : raw;
   } catch (e) {
-    return problem('', `the ${version} document could not be upgraded to OpenAPI 3.1: ${(e as Error).message}`);
+    return problem('', `the Swagger 2.0 document could not be upgraded to OpenAPI 3.0: ${(e as Error).message}`);
   }
   const refs = new Map<object, string>();
   const result = dereference(upgraded as Record<string, unknown>, { onDereference: ({ schema, ref }) => void refs.set(schema, ref) });

@@ -7,7 +7,7 @@ import type { SideEffectValue, ToolFile } from '../schema.js';
 import type { OpenApiDocument } from './document.js';
 import type { OpenApiFile } from './file-schema.js';
 import type { BodyPlan, FormFieldPlan, ParamLocation, ParamPlan, ParamStyle, RequestPlan } from './plan.js';
-import { SchemaCache, SchemaProblem, SchemaWriter } from './schema-convert.js';
+import { SchemaCache, SchemaProblem, SchemaWriter, type Dialect } from './schema-convert.js';
 import { chooseSecurity, type SecurityContext } from './security.js';
 import { baseOf } from './servers.js';
 
@@ -56,6 +56,7 @@ const isRec = (v: unknown): v is Rec => v !== null && typeof v === 'object' && !
 
 const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch'] as const;
 const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
+const WILDCARD_TYPE = /^(\*|application)\/\*\s*(?:;|$)/;
 const FORM_TYPE = /^application\/x-www-form-urlencoded\s*(?:;|$)/i;
 /** Header parameters OpenAPI says are ignored (the request sets them), and those that would choose the host or frame the message. */
 const IGNORED_HEADERS = new Set(['accept', 'content-type', 'authorization']);
@@ -98,6 +99,7 @@ export function operationDefs(spec: OpenApiFile, doc: OpenApiDocument, lineOf: (
 
   const ops: OperationDef[] = [];
   const cache = new SchemaCache();
+  const dialect: Dialect = typeof doc['openapi'] === 'string' && doc['openapi'].startsWith('3.0') ? '3.0' : '3.1';
   const unmetBy = new Map<string, { operations: string[]; pointer: string }>();
   const unmet = (note: string, operation: string, pointer: string) => {
     const seen = unmetBy.get(note);
@@ -136,7 +138,7 @@ export function operationDefs(spec: OpenApiFile, doc: OpenApiDocument, lineOf: (
       byName.set(name, pointer);
       const key = [operationId, local, name].find((k) => k !== undefined && spec.overrides?.[k] !== undefined);
       if (key !== undefined) usedOverrides.add(key);
-      const built = buildOperation({ spec, doc, item, op, path, method, pointer, name, operationId, tags, source, security, base, cache, unmet, override: key === undefined ? undefined : spec.overrides?.[key] });
+      const built = buildOperation({ spec, doc, item, op, path, method, pointer, name, operationId, tags, source, security, base, cache, dialect, unmet, override: key === undefined ? undefined : spec.overrides?.[key] });
       for (const w of built.warnings) warnings.push(at(w.at, w.message));
       if ('skip' in built) {
         problems.push(at(built.skip.at, `${method.toUpperCase()} ${path}: ${built.skip.message}: skipped`));
@@ -188,6 +190,7 @@ interface BuildInput {
   readonly security: SecurityContext;
   readonly base: { origin: string; basePath: string };
   readonly cache: SchemaCache;
+  readonly dialect: Dialect;
   /** Records an operation whose security cannot be met (one warning per reason, not per operation). */
   readonly unmet: (note: string, operation: string, pointer: string) => void;
   readonly override: ToolOverride | undefined;
@@ -222,7 +225,7 @@ function operation(b: BuildInput, warnings: Note[]): Omit<OperationDef, 'overrid
   const { op, path, pointer } = b;
   const method = b.method.toUpperCase();
   if (!path.startsWith('/') || /[?#]/.test(path)) throw new Skip(pointer, 'the path must start with / and hold no query or fragment');
-  const writer = new SchemaWriter(b.source.refs ?? new Map(), 'input', b.cache);
+  const writer = new SchemaWriter(b.source.refs ?? new Map(), 'input', b.cache, b.dialect);
   const convert = (schema: unknown, at: string): unknown => {
     try {
       return writer.write(schema);
@@ -271,7 +274,7 @@ function operation(b: BuildInput, warnings: Note[]): Omit<OperationDef, 'overrid
     if (body.plan.required) required.push('body');
   }
   const inputSchema = writer.withDefs({ type: 'object', properties, ...(required.length > 0 ? { required } : {}), additionalProperties: false });
-  const output = outputSchema(op['responses'], b.source.refs ?? new Map(), b.cache);
+  const output = outputSchema(op['responses'], b.source.refs ?? new Map(), b.cache, b.dialect);
 
   const choice = chooseSecurity(op['security'] ?? b.doc['security'], b.security);
   if (choice.note) b.unmet(choice.note, `${method} ${path}`, pointer);
@@ -378,7 +381,9 @@ function bodyPlan(rb: unknown, at: string, warnings: Note[]): { plan: BodyPlan; 
   const content = isRec(rb['content']) ? rb['content'] : {};
   const required = rb['required'] === true;
   const types = Object.keys(content);
-  const chosen = types.find((t) => JSON_TYPE.test(t)) ?? types.find((t) => FORM_TYPE.test(t));
+  // A wildcard accepts JSON (Kubernetes says */* for its JSON bodies): sent as application/json.
+  const wildcard = types.find((t) => WILDCARD_TYPE.test(t));
+  const chosen = types.find((t) => JSON_TYPE.test(t)) ?? types.find((t) => FORM_TYPE.test(t)) ?? wildcard;
   if (chosen === undefined) {
     const message = `request body type ${types.join(', ') || '(none)'} is not supported (application/json or application/x-www-form-urlencoded)`;
     if (required) throw new Skip(at, message);
@@ -402,7 +407,7 @@ function bodyPlan(rb: unknown, at: string, warnings: Note[]): { plan: BodyPlan; 
   }
   const mediaType = form ? 'application/x-www-form-urlencoded' : 'application/json';
   return {
-    plan: { mediaType, contentType: chosen.split(';')[0]!.trim(), required, ...(fields && Object.keys(fields).length > 0 ? { fields } : {}) },
+    plan: { mediaType, contentType: chosen === wildcard ? 'application/json' : chosen.split(';')[0]!.trim(), required, ...(fields && Object.keys(fields).length > 0 ? { fields } : {}) },
     schema: media['schema'] ?? {},
     at: `${here}/schema`,
     description: typeof rb['description'] === 'string' ? rb['description'] : undefined,
@@ -414,10 +419,10 @@ function bodyPlan(rb: unknown, at: string, warnings: Note[]): { plan: BodyPlan; 
  * 2xx without a JSON body (204, text) or a non-object schema leaves the tool without one, since
  * the gateway checks every answer against it. `json`: some 2xx answers JSON (Accept is sent).
  */
-function outputSchema(responses: unknown, refs: ReadonlyMap<object, string>, cache: SchemaCache): { schema?: Record<string, unknown>; json: boolean } {
+function outputSchema(responses: unknown, refs: ReadonlyMap<object, string>, cache: SchemaCache, dialect: Dialect): { schema?: Record<string, unknown>; json: boolean } {
   if (!isRec(responses)) return { json: false };
   const ok = Object.entries(responses).filter(([code]) => /^2(\d\d|XX)$/i.test(code));
-  const writer = new SchemaWriter(refs, 'output', cache);
+  const writer = new SchemaWriter(refs, 'output', cache, dialect);
   const schemas: unknown[] = [];
   let json = false;
   let usable = ok.length > 0;

@@ -28,8 +28,13 @@ interface Pin {
 export class OperationPins {
   private readonly pins = new Map<string, Pin>();
 
-  /** Takes a document's operations; returns what to serve for each, and the changes seen now. */
-  observe(defs: readonly OperationDef[], trust: boolean): { served: ServedOperation[]; changes: OperationChange[] } {
+  /**
+   * Takes a document's operations; returns what to serve for each, and the changes seen now.
+   * `fileOnly`: the document is unchanged and only the tools.d file was edited (the operator's own
+   * change): a definition that differs is accepted, unless a change of the document is already
+   * held for it (that one stays held, now in its edited form: an edit must not release it).
+   */
+  observe(defs: readonly OperationDef[], trust: boolean, fileOnly = false): { served: ServedOperation[]; changes: OperationChange[] } {
     const served: ServedOperation[] = [];
     const changes: OperationChange[] = [];
     for (const def of defs) {
@@ -47,6 +52,16 @@ export class OperationPins {
       }
       const known = pin.pending?.hash === def.hash;
       const oldHash = pin.accepted.hash;
+      if (fileOnly && !trust) {
+        if (pin.pending) {
+          pin.pending = def;
+          served.push({ def: pin.accepted, held: { newHash: def.hash } });
+        } else {
+          pin.accepted = def;
+          served.push({ def });
+        }
+        continue;
+      }
       if (trust) {
         pin.accepted = def;
         delete pin.pending;

@@ -20,6 +20,8 @@ export class SchemaProblem extends Error {
 }
 
 export type Direction = 'input' | 'output';
+/** 3.0: schemas say `nullable`, `example` and boolean `exclusiveMinimum`/`exclusiveMaximum`, written out as 2020-12. */
+export type Dialect = '3.0' | '3.1';
 
 /** Nodes written per tool schema, and how deep: a document whose schemas inline past these is not a tool a model can read. */
 const MAX_NODES = 20_000;
@@ -64,6 +66,7 @@ export class SchemaWriter {
     private readonly refs: ReadonlyMap<object, string>,
     private readonly direction: Direction,
     cache: SchemaCache = new SchemaCache(),
+    private readonly dialect: Dialect = '3.1',
   ) {
     this.written = direction === 'input' ? cache.input : cache.output;
   }
@@ -147,6 +150,7 @@ export class SchemaWriter {
       } else out[key] = data(value);
     }
     if (left.length > 0 && Array.isArray(out['required'])) out['required'] = (out['required'] as unknown[]).filter((r) => !left.includes(String(r)));
+    if (this.dialect === '3.0') from30(node, out);
     return out;
   }
 
@@ -167,6 +171,23 @@ export class SchemaWriter {
     this.used.add(name);
     this.names.set(ref, name);
     return name;
+  }
+}
+
+/** The 3.0 keywords of `node` as 2020-12 in `out`. */
+function from30(node: Record<string, unknown>, out: Record<string, unknown>): void {
+  if (node['nullable'] === true) {
+    const type = out['type'];
+    if (typeof type === 'string') out['type'] = [type, 'null'];
+    else if (Array.isArray(type) && !type.includes('null')) out['type'] = [...type, 'null'];
+    if (Array.isArray(out['enum']) && !out['enum'].includes(null)) out['enum'] = [...out['enum'], null];
+  }
+  for (const [flag, bound] of [['exclusiveMinimum', 'minimum'], ['exclusiveMaximum', 'maximum']] as const) {
+    if (typeof node[flag] !== 'boolean') continue;
+    if (node[flag] === true && typeof node[bound] === 'number') {
+      out[flag] = node[bound];
+      delete out[bound];
+    } else delete out[flag];
   }
 }
 
