@@ -132,6 +132,19 @@ describe('OpenAPI operations as tool definitions', () => {
     expect((d.ops[0]!.file.inputSchema!['properties'] as Record<string, unknown>)['body']).toEqual({ type: 'object', properties: { example: { type: 'object' }, default: { type: 'object' } } });
   });
 
+  it('a parameter that carries the API key is the scheme\'s, not an argument; deepObject without explode means a[b]=c', async () => {
+    const { ops, warnings } = await defsOf(
+      oa31(
+        { '/a': { get: { operationId: 'a', security: [{ q: [] }], parameters: [{ name: 'api_key', in: 'query', required: true, schema: str }, { name: 'f', in: 'query', style: 'deepObject', schema: { type: 'object' } }], responses: ok } } },
+        { components: { securitySchemes: { q: { type: 'apiKey', in: 'query', name: 'api_key' } } } },
+      ),
+      { auth: { q: 'k-123456' } },
+    );
+    expect(ops[0]!.file.inputSchema).toEqual({ type: 'object', additionalProperties: false, properties: { f: { type: 'object' } } });
+    expect(ops[0]!.plan.params).toEqual([{ name: 'f', in: 'query', style: 'deepObject', explode: true, allowReserved: false, required: false }]);
+    expect(warnings.map((w) => w.message)).toEqual(["query parameter 'api_key' is set by the security scheme: not an argument"]);
+  });
+
   it('include and exclude: globs on operationId, tag and "METHOD /path"', async () => {
     const paths = {
       '/pets': { get: { operationId: 'listPets', tags: ['read'], responses: ok }, post: { operationId: 'createPet', responses: ok } },

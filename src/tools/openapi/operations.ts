@@ -256,11 +256,24 @@ function operation(b: BuildInput, warnings: Note[]): Omit<OperationDef, 'overrid
     if (plan.required) required.push(plan.name);
     params.push(plan);
   }
+  const choice = chooseSecurity(op['security'] ?? b.doc['security'], b.security);
+  if (choice.note) b.unmet(choice.note, `${method} ${path}`, pointer);
+  // A parameter that carries the credential itself (the API key's header or query name) is the scheme's, not the model's.
+  const byScheme = new Set(choice.auth.flatMap((a) => (a.kind === 'apiKey' ? (a.in === 'cookie' ? [] : [`${a.in}\0${a.in === 'header' ? a.name.toLowerCase() : a.name}`]) : ['header\0authorization'])));
+  const sent = params.filter((p) => {
+    if (!byScheme.has(`${p.in}\0${p.in === 'header' ? p.name.toLowerCase() : p.name}`)) return true;
+    warnings.push({ at: pointer, message: `${p.in} parameter '${p.name}' is set by the security scheme: not an argument` });
+    delete properties[p.name];
+    const i = required.indexOf(p.name);
+    if (i >= 0) required.splice(i, 1);
+    return false;
+  });
+
   const template = [...path.matchAll(/\{([^{}]*)\}/g)].map((m) => m[1] as string);
   for (const name of template) {
-    if (!params.some((p) => p.in === 'path' && p.name === name)) throw new Skip(pointer, `path parameter {${name}} is not declared`);
+    if (!sent.some((p) => p.in === 'path' && p.name === name)) throw new Skip(pointer, `path parameter {${name}} is not declared`);
   }
-  for (const p of params.filter((p) => p.in === 'path' && !template.includes(p.name))) {
+  for (const p of sent.filter((p) => p.in === 'path' && !template.includes(p.name))) {
     warnings.push({ at: pointer, message: `path parameter '${p.name}' is not in the path ${path}: not sent` });
   }
 
@@ -275,18 +288,6 @@ function operation(b: BuildInput, warnings: Note[]): Omit<OperationDef, 'overrid
   }
   const inputSchema = writer.withDefs({ type: 'object', properties, ...(required.length > 0 ? { required } : {}), additionalProperties: false });
   const output = outputSchema(op['responses'], b.source.refs ?? new Map(), b.cache, b.dialect);
-
-  const choice = chooseSecurity(op['security'] ?? b.doc['security'], b.security);
-  if (choice.note) b.unmet(choice.note, `${method} ${path}`, pointer);
-  const authNames = new Set(choice.auth.flatMap((a) => (a.kind === 'apiKey' && a.in === 'header' ? [a.name.toLowerCase()] : a.kind === 'apiKey' ? [] : ['authorization'])));
-  const sent = params.filter((p) => {
-    if (p.in !== 'header' || !authNames.has(p.name.toLowerCase())) return true;
-    warnings.push({ at: pointer, message: `header parameter '${p.name}' is set by the security scheme: not an argument` });
-    delete properties[p.name];
-    const i = required.indexOf(p.name);
-    if (i >= 0) required.splice(i, 1);
-    return false;
-  });
 
   const sideEffect = sideEffectOf(op, method, pointer);
   const description = describe(op, method, path);
@@ -359,8 +360,8 @@ function paramPlan(p: Rec, at: string, warnings: Note[]): ParamPlan | undefined 
   const style = (p['style'] ?? DEFAULT_STYLE[where]) as ParamStyle;
   if (!STYLES[where].includes(style)) throw new Skip(`${at}/style`, `parameter '${name}': style '${String(style)}' is not supported in ${where} (supported: ${STYLES[where].join(', ')})`);
   const explode = typeof p['explode'] === 'boolean' ? p['explode'] : style === 'form';
-  if (style === 'deepObject' && !explode) throw new Skip(`${at}/explode`, `parameter '${name}': deepObject needs explode: true`);
-  return { name, in: where, style, explode, allowReserved: where === 'query' && p['allowReserved'] === true, required };
+  // deepObject without explode is undefined in OpenAPI; documents that leave explode out mean the usual a[b]=c.
+  return { name, in: where, style, explode: style === 'deepObject' ? true : explode, allowReserved: where === 'query' && p['allowReserved'] === true, required };
 }
 
 /** A parameter's schema with its description, deprecation and examples. */
