@@ -11,8 +11,8 @@ import { json, Upstream } from '../helpers/upstream.js';
  */
 const DOCS = {
   github: { gz: 'github-rest-3.0.json.gz', floor: 1 },
-  // 230 POST/PUT operations declare only `consumes: */*` for their body, which is not taken for JSON (yet).
-  kubernetes: { gz: 'kubernetes-1.13-swagger-2.0.json.gz', floor: 0.77 },
+  // 993 of 1,014: the 21 proxy operations with a `{path}` path parameter and a `path` query parameter are skipped (two arguments of one name).
+  kubernetes: { gz: 'kubernetes-1.13-swagger-2.0.json.gz', floor: 0.97 },
 } as const;
 
 describe('large public OpenAPI documents as kind: openapi files', () => {
@@ -135,6 +135,16 @@ describe('large public OpenAPI documents as kind: openapi files', () => {
     expect(s.parsed.pathname).toBe('/api/v1/namespaces/kube-system/pods');
     expect(Object.fromEntries(s.parsed.searchParams)).toEqual({ labelSelector: 'app=web,tier!=db', limit: '10' });
     expect(res.json().result.structuredContent).toMatchObject({ kind: 'PodList', items: [] });
+  });
+
+  it('kubernetes: a POST whose document says `consumes: */*` sends its body as JSON', async () => {
+    const res = await gw.call('kubernetes.create_core_v1_namespace', { body: { metadata: { name: 'team-a', labels: { env: 'test' } } } });
+    const s = lastSeen();
+    expect(s.method).toBe('POST');
+    expect(s.parsed.pathname).toBe('/api/v1/namespaces');
+    expect(s.headers['content-type']).toMatch(/json/);
+    expect(JSON.parse(s.body)).toEqual({ metadata: { name: 'team-a', labels: { env: 'test' } } });
+    expect(res.statusCode, res.body).toBe(200);
   });
 
   it('kubernetes: the DELETE of a namespaced pod is destructive and gated; nothing reaches the upstream', async () => {
