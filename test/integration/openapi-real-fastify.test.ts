@@ -178,6 +178,17 @@ describe('a fastify + @fastify/swagger app as a kind: openapi file', () => {
     expect(got?.params).toEqual({ petId: 'http://evil.example/x?y=1#z' });
     expect(got?.url).toBe(`/pets/${encodeURIComponent('http://evil.example/x?y=1#z')}`);
   });
+  it('hostile values stay data: a query value carrying & and =, a header value with a line break', async () => {
+    const res = await gw.call('pets.list_pets', { tag: ['dog&status=sold', 'a=b#c'] }, as('agent'));
+    expect(res.statusCode, res.body).toBe(200);
+    expect(last('listPets')?.query).toEqual({ tag: ['dog&status=sold', 'a=b#c'], limit: 20 });
+    const before = rest.seen.length;
+    const split = await gw.call('pets.get_pet', { petId: 'p1', 'x-request-tag': 'x\r\nx-api-key: stolen' }, as('agent'));
+    expect(split.statusCode).toBe(422);
+    expect(split.json().error.code).toBe('INVALID_ARGUMENTS');
+    expect(rest.seen.length).toBe(before);
+  });
+
   it('the same document served by the app (url:) and as YAML (spec:), with the server variable for the port, gives the same tools', async () => {
     const port = new URL(rest.url).port;
     const common = { auth: { apiKey: '${env:PET_KEY}', adminToken: '${env:PET_ADMIN}' }, serverVariables: { port } };
