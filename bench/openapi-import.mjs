@@ -11,7 +11,10 @@
 //                    import) and the process's peak RSS
 //   share            tools served / operations in the document
 //
-//   npm run build && node bench/openapi-import.mjs [--runs 5] [--dist DIR]
+//   npm run build && node bench/openapi-import.mjs [--runs 3] [--repeat 3] [--dist DIR]
+//
+// Each document is measured in --repeat processes; the table shows the fastest first import (the run
+// least disturbed by other work) and the median of the first imports.
 //
 // The documents are test/fixtures/openapi/*.json.gz (see the README there). Prints a markdown table and
 // one JSON line for the summary. Target: 1,000 operations imported in under 1 s (the first import of the
@@ -27,7 +30,8 @@ import { flag } from './lib/args.mjs';
 import { median } from './lib/stats.mjs';
 
 const root = fileURLToPath(new URL('../', import.meta.url));
-const runs = Number(flag('--runs', '5'));
+const runs = Number(flag('--runs', '3'));
+const repeat = Number(flag('--repeat', '3'));
 const distDir = resolve(flag('--dist', `${root}dist`));
 const child = flag('--child', '');
 
@@ -127,17 +131,24 @@ if (!existsSync(`${distDir}/tools/loader.js`)) {
   console.error(`No compiled gateway at ${distDir}: run \`npm run build\` first.`);
   process.exit(2);
 }
+// Each document in --repeat fresh processes: the table shows the one whose first import was fastest
+// (the least disturbed by other work on a shared machine) and the median of the first imports.
 const results = [];
 for (const d of DOCS) {
-  const r = spawnSync(process.execPath, ['--expose-gc', fileURLToPath(import.meta.url), '--child', d.id, '--runs', String(runs), '--dist', distDir], {
-    encoding: 'utf8',
-    maxBuffer: 16 * 2 ** 20,
-  });
-  if (r.status !== 0) {
-    console.error(`${d.id}: failed with ${r.status ?? r.signal}\n${r.stderr.slice(-2000)}`);
-    process.exit(1);
+  const tries = [];
+  for (let i = 0; i < repeat; i++) {
+    const r = spawnSync(process.execPath, ['--expose-gc', fileURLToPath(import.meta.url), '--child', d.id, '--runs', String(runs), '--dist', distDir], {
+      encoding: 'utf8',
+      maxBuffer: 16 * 2 ** 20,
+    });
+    if (r.status !== 0) {
+      console.error(`${d.id}: failed with ${r.status ?? r.signal}\n${r.stderr.slice(-2000)}`);
+      process.exit(1);
+    }
+    tries.push(JSON.parse(r.stdout.trim().split('\n').pop()));
   }
-  results.push({ ...JSON.parse(r.stdout.trim().split('\n').pop()), title: d.title });
+  const best = tries.reduce((a, b) => (b.firstMs < a.firstMs ? b : a));
+  results.push({ ...best, title: d.title, firstMsMedian: median(tries.map((t) => t.firstMs)), repeat });
 }
 
 const ms = (x) => `${x.toFixed(0)} ms`;
@@ -146,11 +157,11 @@ const pct = (a, b) => `${((100 * a) / b).toFixed(1)} %`;
 const largest = results.reduce((a, b) => (b.operations > a.operations ? b : a));
 const per1000 = (r) => (r.firstMs * 1000) / r.operations;
 
-console.log(`| document | size | operations | tools (share) | skipped | file problems | first import (CPU) | per 1,000 operations | next imports (median of ${runs}) | of which parse + dereference | reload, unchanged | heap kept | peak RSS |`);
+console.log(`| document | size | operations | tools (share) | skipped | file problems | first import: fastest of ${repeat} (its CPU) / median | per 1,000 operations (fastest) | next imports (median of ${runs}) | of which parse + dereference | reload, unchanged | heap kept | peak RSS |`);
 console.log(`| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |`);
 for (const r of results) {
   console.log(
-    `| ${r.title} | ${mib(r.bytes)} | ${r.operations.toLocaleString('en-US')} | ${r.tools.toLocaleString('en-US')} (${pct(r.tools, r.operations)}) | ${r.skipped} | ${r.problems} | ${ms(r.firstMs)} (${ms(r.firstCpuMs)}) | ${ms(per1000(r))} | ${ms(r.nextMs)} | ${ms(r.parseMs)} | ${ms(r.unchangedMs)} | ${mib(r.heapRetained)} | ${mib(r.rssPeak)} |`,
+    `| ${r.title} | ${mib(r.bytes)} | ${r.operations.toLocaleString('en-US')} | ${r.tools.toLocaleString('en-US')} (${pct(r.tools, r.operations)}) | ${r.skipped} | ${r.problems} | ${ms(r.firstMs)} (${ms(r.firstCpuMs)}) / ${ms(r.firstMsMedian)} | ${ms(per1000(r))} | ${ms(r.nextMs)} | ${ms(r.parseMs)} | ${ms(r.unchangedMs)} | ${mib(r.heapRetained)} | ${mib(r.rssPeak)} |`,
   );
 }
 console.log('');
@@ -161,6 +172,7 @@ console.log(
   JSON.stringify({
     bench: 'openapi-import',
     runs,
+    repeat,
     docs: results.map(({ title, ...r }) => r),
     largest: largest.id,
     targetMsPer1000: TARGET_MS_PER_1000,
