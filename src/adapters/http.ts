@@ -1,7 +1,7 @@
 import { Agent, type Dispatcher } from 'undici';
 import type { IncomingHttpHeaders } from 'node:http';
 import { GatewayError, type UpstreamFailure } from '../errors.js';
-import { secretMatcher } from '../audit/secrets.js';
+import { MIN_SECRET_LENGTH, secretMatcher } from '../audit/secrets.js';
 import { render, renderJson } from '../util/template.js';
 import { renderUrl } from '../util/url-template.js';
 import type { Cancel, CancelListener } from '../util/cancel.js';
@@ -51,9 +51,12 @@ export class HttpAdapter implements ToolAdapter {
     if (req.cancel.aborted) throw req.cancel.reason as Error;
 
     const known = t.openapi ? this.withPlanSecrets(t.openapi, req.secrets) : req.secrets;
-    const { answer, secrets } = t.credentials
+    const sent = t.credentials
       ? await this.sendWithToken(t.credentials, origin, path, t, headers, body, { ...req, secrets: known })
       : { answer: await this.send(origin, path, t, headers, body, req), secrets: known };
+    const { secrets } = sent;
+    // The credentials an operation sends never come back to the model, whatever the gateway's secret set holds.
+    const answer = t.openapi ? secretsOf(t.openapi).reduce((a, secret) => (secret.length >= MIN_SECRET_LENGTH ? withoutToken(a, secret) : a), sent.answer) : sent.answer;
     const contentType = headerText(answer.headers['content-type']);
     if (answer.status >= 400) throw statusError(answer, secrets);
     if (JSON_MEDIA_TYPE.test(contentType)) {
@@ -99,7 +102,7 @@ export class HttpAdapter implements ToolAdapter {
 
   /** The secrets an operation sends, beside the gateway's: masked in what an upstream answers. */
   private withPlanSecrets(plan: RequestPlan, secrets: ReadonlySet<string> | undefined): ReadonlySet<string> | undefined {
-    const own = planSecrets(plan);
+    const own = secretsOf(plan);
     if (own.length === 0 || own.every((s) => secrets?.has(s))) return secrets;
     return new Set([...(secrets ?? NO_SECRETS), ...own]);
   }
@@ -239,6 +242,14 @@ class Exchange implements Dispatcher.DispatchHandler, CancelListener, Settle<Ans
 }
 
 const TOKEN_MASK = '[REDACTED]';
+
+const planSecretCache = new WeakMap<RequestPlan, readonly string[]>();
+/** The secrets a plan sends, computed once per compiled operation. */
+function secretsOf(plan: RequestPlan): readonly string[] {
+  let known = planSecretCache.get(plan);
+  if (!known) planSecretCache.set(plan, (known = planSecrets(plan)));
+  return known;
+}
 
 /** The answer with every literal copy of `token` masked (rare: the bytes are searched, copied only on a hit). */
 function withoutToken(answer: Answer, token: string): Answer {

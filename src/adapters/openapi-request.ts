@@ -111,7 +111,8 @@ function headerValue(p: ParamPlan, v: unknown): string {
 /** Builds the request; the auth plans' static credentials are added (an oauth2 token is the adapter's). */
 export function buildRequest(plan: RequestPlan, args: Readonly<Record<string, unknown>>): BuiltRequest {
   const byName = new Map(plan.params.map((p) => [p.name, p]));
-  let path = plan.path.replace(/\{([^{}]*)\}/g, (_m, name: string) => {
+  // The template's own text is encoded as a URL would be (a space, non-ASCII), so that parsing it back changes nothing.
+  let path = plan.path.split(/(\{[^{}]*\})/).map((part) => (part.startsWith('{') && part.endsWith('}') ? part : encodeURI(part))).join('').replace(/\{([^{}]*)\}/g, (_m, name: string) => {
     const p = byName.get(name);
     const v = args[name];
     if (!p || v === undefined) throw invalid(`/${name}`, `path parameter '${name}' is required`);

@@ -11,7 +11,7 @@ import { GuardConfigError, compileGuard, guardKindProblem } from '../guards/inde
 import type { LookupAll } from '../guards/url.js';
 import { compileConfirm } from '../confirm/rule.js';
 import type { BackendFile, ToolFile } from './schema.js';
-import { compileValidator } from './lazy-validator.js';
+import { compileValidator, type SharedSchemas } from './lazy-validator.js';
 import { compileProbe } from './probe.js';
 import { compileCredentials } from '../auth/upstream/spec.js';
 import type { BackendTarget, CompiledBackend, CompiledTool } from './types.js';
@@ -25,6 +25,8 @@ export interface CompileContext {
   readonly lineOf: (pointer: string) => number | undefined;
   /** The resolver of `resolve: true` URL guards (default: the system's). */
   readonly lookup?: LookupAll;
+  /** Subschemas shared by many tools' schemas (OpenAPI imports): each is checked once (lazy-validator.ts). */
+  readonly sharedSchemas?: SharedSchemas | undefined;
 }
 
 const DEFAULT_MAX_RESULT_BYTES = 65536;
@@ -43,8 +45,8 @@ export function compileTool(file: ToolFile, ctx: CompileContext): CompiledTool |
 
   const inputSchema = file.inputSchema ?? { type: 'object' };
   if (inputSchema['type'] !== 'object') problem('/inputSchema/type', "the arguments' schema must have type: object");
-  const validateArgs = compileSchema(ctx.ajv, inputSchema, '/inputSchema', problem);
-  const validateOutput = file.outputSchema ? compileSchema(ctx.ajv, file.outputSchema, '/outputSchema', problem) : undefined;
+  const validateArgs = compileSchema(ctx.ajv, inputSchema, '/inputSchema', problem, ctx.sharedSchemas);
+  const validateOutput = file.outputSchema ? compileSchema(ctx.ajv, file.outputSchema, '/outputSchema', problem, ctx.sharedSchemas) : undefined;
 
   const readOnly = file.sideEffect === 'none' || file.sideEffect === 'read';
   const idempotent = file.idempotent ?? readOnly;
@@ -161,9 +163,10 @@ function compileSchema(
   schema: Record<string, unknown>,
   path: string,
   problem: (path: string, message: string) => void,
+  shared?: SharedSchemas,
 ): ValidateFunction | undefined {
   try {
-    return compileValidator(ajv, schema); // checked now, compiled on first use (cold loads stay fast)
+    return compileValidator(ajv, schema, shared); // checked now, compiled on first use (cold loads stay fast)
   } catch (e) {
     problem(path, `not a valid JSON Schema: ${(e as Error).message}`);
     return undefined;

@@ -24,17 +24,60 @@ function validRegex(source: string): boolean {
 function checkedHere(key: string, value: unknown, defs: Readonly<Record<string, unknown>>): boolean {
   if (key === '$ref') {
     const m = typeof value === 'string' ? LOCAL_DEF.exec(value) : null;
-    return m !== null && Object.hasOwn(defs, decodeURIComponent(m[1] as string).replace(/~1/g, '/').replace(/~0/g, '~'));
+    if (m === null) return false;
+    try {
+      return Object.hasOwn(defs, decodeURIComponent(m[1] as string).replace(/~1/g, '/').replace(/~0/g, '~'));
+    } catch {
+      return false; // a malformed escape: compiling will say what is wrong
+    }
   }
   if (key === 'pattern') return typeof value !== 'string' || validRegex(value);
   if (key === 'patternProperties') return value !== null && typeof value === 'object' && Object.keys(value).every(validRegex);
   return false;
 }
 
-function needsCompileCheck(value: unknown, defs: Readonly<Record<string, unknown>>): boolean {
+/** Subschemas that appear in many tools' schemas (an OpenAPI document's components, written once); they hold no `$ref` string. */
+export interface SharedSchemas {
+  has(schema: object): boolean;
+}
+
+/** What is known of shared subschemas: checked against the meta-schema (valid alone is valid wherever a schema stands), and whether one needs compiling. */
+const metaChecked = new WeakSet<object>();
+const needsCompile = new WeakMap<object, boolean>();
+
+function needsCompileCheck(value: unknown, defs: Readonly<Record<string, unknown>>, shared?: SharedSchemas): boolean {
   if (value === null || typeof value !== 'object') return false;
-  if (Array.isArray(value)) return value.some((v) => needsCompileCheck(v, defs));
-  return Object.entries(value).some(([k, v]) => (COMPILE_CHECKED.has(k) && !checkedHere(k, v, defs)) || needsCompileCheck(v, defs));
+  const known = shared?.has(value) ? needsCompile.get(value) : undefined;
+  if (known !== undefined) return known;
+  const needs = Array.isArray(value)
+    ? value.some((v) => needsCompileCheck(v, defs, shared))
+    : Object.entries(value).some(([k, v]) => (COMPILE_CHECKED.has(k) && !checkedHere(k, v, defs)) || needsCompileCheck(v, defs, shared));
+  // A shared subschema holds no $ref string, so its answer does not depend on `defs`.
+  if (shared?.has(value)) needsCompile.set(value, needs);
+  return needs;
+}
+
+/**
+ * The meta-schema check, each shared subschema checked once, alone, with the shared subschemas
+ * inside it stood in for by `{}` (checked on their own first): later schemas holding it are
+ * checked with `{}` in its place, so the work is once per distinct part, not once per tool.
+ */
+function checkSchema(ajv: Ajv2020, schema: Record<string, unknown>, shared: SharedSchemas | undefined): boolean {
+  if (!shared) return ajv.validateSchema(schema) === true;
+  let ok = true;
+  const inside = (node: object): unknown =>
+    Array.isArray(node) ? node.map(strip) : Object.fromEntries(Object.entries(node).map(([k, v]) => [k, strip(v)]));
+  const strip = (node: unknown): unknown => {
+    if (!ok || node === null || typeof node !== 'object') return node;
+    if (!shared.has(node)) return inside(node);
+    if (!metaChecked.has(node)) {
+      if (ajv.validateSchema(inside(node) as Record<string, unknown>) !== true) ok = false;
+      else metaChecked.add(node);
+    }
+    return {};
+  };
+  const skeleton = inside(schema);
+  return ok && ajv.validateSchema(skeleton as Record<string, unknown>) === true;
 }
 
 function compileNow(ajv: Ajv2020, schema: Record<string, unknown>): ValidateFunction {
@@ -50,10 +93,10 @@ function compileNow(ajv: Ajv2020, schema: Record<string, unknown>): ValidateFunc
  * author gets wrong. Schemas with references or patterns compile at once, so an unresolvable
  * `$ref` or a bad regex is still a load-time file problem. Throws when the schema is invalid.
  */
-export function compileValidator(ajv: Ajv2020, schema: Record<string, unknown>): ValidateFunction {
-  if (!ajv.validateSchema(schema)) throw new Error(`schema is invalid: ${ajv.errorsText(ajv.errors)}`);
+export function compileValidator(ajv: Ajv2020, schema: Record<string, unknown>, shared?: SharedSchemas): ValidateFunction {
+  if (!checkSchema(ajv, schema, shared)) throw new Error(`schema is invalid: ${ajv.errorsText(ajv.errors)}`);
   const defs = schema['$defs'] !== null && typeof schema['$defs'] === 'object' ? (schema['$defs'] as Record<string, unknown>) : {};
-  if (needsCompileCheck(schema, defs)) return compileNow(ajv, schema);
+  if (needsCompileCheck(schema, defs, shared)) return compileNow(ajv, schema);
   let compiled: ValidateFunction | undefined;
   const validate = function (this: unknown, data: unknown, cxt?: DataCxt): boolean {
     compiled ??= compileNow(ajv, schema);

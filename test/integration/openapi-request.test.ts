@@ -26,7 +26,11 @@ let adapter: HttpAdapter;
 
 beforeAll(async () => {
   up = await new Upstream().start();
-  up.on((req, res) => (req.url?.includes('deny') ? json(res, 401, { error: `bad key ${String(req.headers['x-api-key'])}` }) : json(res, 200, { ok: true })));
+  up.on((req, res) => {
+    if (req.url?.includes('deny')) return json(res, 401, { error: `bad key ${String(req.headers['x-api-key'])}` });
+    if (req.url?.includes('echo')) return json(res, 200, { youSent: String(req.headers['x-api-key']) });
+    return json(res, 200, { ok: true });
+  });
   idp = await new TokenEndpoint({ 'client-1': 'cc-secret-value' }).start();
   adapter = new HttpAdapter();
 });
@@ -73,6 +77,7 @@ describe('OpenAPI requests: path parameters', () => {
         '/files/{name}/meta': { get: { operationId: 'meta', parameters: [{ name: 'name', in: 'path', required: true, schema: str }], responses: ok } },
         '/label/{ids}': { get: { operationId: 'label', parameters: [{ name: 'ids', in: 'path', required: true, style: 'label', explode: true, schema: { type: 'array', items: str } }], responses: ok } },
         '/matrix/{pt}': { get: { operationId: 'matrix', parameters: [{ name: 'pt', in: 'path', required: true, style: 'matrix', explode: false, schema: { type: 'object' } }], responses: ok } },
+        '/my files/{name}/é': { get: { operationId: 'spaced', parameters: [{ name: 'name', in: 'path', required: true, schema: str }], responses: ok } },
         '/simple/{ids}': { delete: { operationId: 'simple', parameters: [{ name: 'ids', in: 'path', required: true, schema: { type: 'array', items: { type: 'integer' } } }], responses: ok } },
       },
     });
@@ -97,6 +102,11 @@ describe('OpenAPI requests: path parameters', () => {
     const e = await refusal(call(tools['meta']!, { name }));
     expect(e.code).toBe('INVALID_ARGUMENTS');
     expect(up.seen).toEqual([]);
+  });
+
+  it("the template's own text is sent encoded (a space, non-ASCII), not refused", async () => {
+    await call(tools['spaced']!, { name: 'a b' });
+    expect(up.seen.map((s) => s.url)).toEqual(['/v1/my%20files/a%20b/%C3%A9']);
   });
 
   it('label (explode), matrix (object, no explode) and simple (array) styles', async () => {
@@ -216,6 +226,7 @@ describe('OpenAPI requests: security schemes', () => {
           '/o2': op('oauthB', [{ oauth: ['pets:read'] }]),
           '/both': op('both', [{ hkey: [], qkey: [] }]),
           '/deny': op('deny', [{ hkey: [] }]),
+          '/echo': op('echo', [{ hkey: [] }]),
         },
         components: {
           securitySchemes: {
@@ -261,6 +272,11 @@ describe('OpenAPI requests: security schemes', () => {
     const token = idp.issued[idp.issued.length - 1]!;
     expect(up.seen.map((s) => s.headers['authorization'])).toEqual([`Bearer ${token}`, `Bearer ${token}`]);
     expect(await idp.verify(token, 'default')).toMatchObject({ client_id: 'client-1', scope: 'pets:read' });
+  });
+
+  it('a secret the upstream echoes in a 200 never reaches the result, even when the gateway set does not hold it', async () => {
+    const payload = await call(tools['echo']!, {}, new Set());
+    expect(payload).toEqual({ kind: 'json', data: { youSent: '[REDACTED]' } });
   });
 
   it('a secret the upstream echoes in an error is masked, even when the gateway set does not hold it', async () => {

@@ -399,3 +399,31 @@ describe('schemas checked at load without compiling them (what imported $defs an
     expect(t.validateArgs({ code: 'ABC' })).toBe(false);
   });
 });
+
+describe('schemas shared by many operations are checked once, and a bad one fails every tool that holds it', () => {
+  it('an invalid component schema is a problem of each operation using it; the others compile', async () => {
+    const bad = { type: 'object', properties: { name: { type: 'string', required: true } } };
+    const good = { type: 'object', properties: { id: { type: 'integer' } } };
+    const body = (ref: string) => ({ required: true, content: { 'application/json': { schema: { $ref: ref } } } });
+    const { ops } = await defsOf(
+      oa31(
+        {
+          '/a': { post: { operationId: 'a', requestBody: body('#/components/schemas/Bad'), responses: ok } },
+          '/b': { put: { operationId: 'b', requestBody: body('#/components/schemas/Bad'), responses: ok } },
+          '/c': { post: { operationId: 'c', requestBody: body('#/components/schemas/Good'), responses: ok } },
+          '/d': { put: { operationId: 'd', requestBody: body('#/components/schemas/Good'), responses: ok } },
+        },
+        { components: { schemas: { Bad: bad, Good: good } } },
+      ),
+    );
+    const ajv = createAjv();
+    const results = ops.map((o) => compileOperation(o, { file: 'f', fileHash: 'h', defaults, ajv, lineOf: () => undefined }));
+    expect(results.map((r) => (Array.isArray(r) ? r[0]!.message.slice(0, 26) : 'ok'))).toEqual(['not a valid JSON Schema: s', 'not a valid JSON Schema: s', 'ok', 'ok']);
+    const [, , c, d] = results;
+    if (Array.isArray(c) || Array.isArray(d)) throw new Error('unexpected');
+    const idOf = (t: typeof c) => ((((t!.inputSchema['properties'] as Record<string, Record<string, unknown>>)['body']!)['properties']) as Record<string, unknown>)['id'];
+    expect(idOf(c)).toBe(idOf(d)); // one tree, shared by both tools
+    expect(c!.validateArgs({ body: { id: 1 } })).toBe(true);
+    expect(d!.validateArgs({ body: { id: 'x' } })).toBe(false);
+  });
+});

@@ -4,6 +4,7 @@ import { sha256Hex } from '../../util/hash.js';
 import type { FileProblem } from '../../util/source.js';
 import type { CompiledTool } from '../types.js';
 import type { OperationDef } from './operations.js';
+import { SHARED_SCHEMAS } from './schema-convert.js';
 
 /**
  * One operation as a registry tool: its synthetic tool file compiled like any other (validation,
@@ -11,7 +12,7 @@ import type { OperationDef } from './operations.js';
  * builds each request from.
  */
 export function compileOperation(def: OperationDef, ctx: CompileContext): CompiledTool | FileProblem[] {
-  const compiled = compileTool(def.file, ctx);
+  const compiled = compileTool(def.file, { sharedSchemas: SHARED_SCHEMAS, ...ctx });
   if (Array.isArray(compiled)) return compiled;
   const oauth = def.plan.auth.find((a) => a.kind === 'oauth2');
   return {

@@ -7,7 +7,7 @@ import type { SideEffectValue, ToolFile } from '../schema.js';
 import type { OpenApiDocument } from './document.js';
 import type { OpenApiFile } from './file-schema.js';
 import type { BodyPlan, FormFieldPlan, ParamLocation, ParamPlan, ParamStyle, RequestPlan } from './plan.js';
-import { SchemaCache, SchemaProblem, SchemaWriter, type Dialect } from './schema-convert.js';
+import { SchemaCache, SchemaProblem, SchemaWriter, data, type Dialect } from './schema-convert.js';
 import { chooseSecurity, type SecurityContext } from './security.js';
 import { baseOf } from './servers.js';
 
@@ -217,7 +217,8 @@ function buildOperation(b: BuildInput): Built {
     return { def: operation(b, warnings), warnings };
   } catch (e) {
     if (e instanceof Skip) return { skip: { at: e.at, message: e.message }, warnings };
-    throw e;
+    // Whatever else a strange document makes go wrong costs this operation only, never the file.
+    return { skip: { at: b.pointer, message: `could not be imported (${(e as Error).message})` }, warnings };
   }
 }
 
@@ -371,7 +372,7 @@ function paramSchema(p: Rec, schema: unknown): unknown {
   if (typeof p['description'] === 'string' && out['description'] === undefined) out['description'] = p['description'];
   if (p['deprecated'] === true) out['deprecated'] = true;
   const examples = p['example'] !== undefined ? [p['example']] : isRec(p['examples']) ? Object.values(p['examples']).flatMap((e) => (isRec(e) && e['value'] !== undefined ? [e['value']] : [])) : [];
-  if (examples.length > 0 && out['examples'] === undefined) out['examples'] = JSON.parse(JSON.stringify(examples)) as unknown;
+  if (examples.length > 0 && out['examples'] === undefined) out['examples'] = data(examples);
   return out;
 }
 
@@ -444,7 +445,7 @@ function outputSchema(responses: unknown, refs: ReadonlyMap<object, string>, cac
     try {
       const written = writer.write(schema);
       // A recursive schema comes back as a $ref into $defs: judge (and type) it by its definition.
-      const def = isRec(written) && typeof written['$ref'] === 'string' ? writer.defs[decodeURIComponent(written['$ref'].slice('#/$defs/'.length)).replace(/~1/g, '/').replace(/~0/g, '~')] : written;
+      const def = isRec(written) && typeof written['$ref'] === 'string' ? writer.defs[written['$ref'].slice('#/$defs/'.length)] : written;
       const s = def === written ? written : { type: 'object', ...(written as Rec) };
       if (!isRec(def) || !isRec(s) || !(def['type'] === 'object' || (def['type'] === undefined && isRec(def['properties'])))) usable = false;
       else if (!schemas.some((x) => JSON.stringify(x) === JSON.stringify(s))) schemas.push(s);

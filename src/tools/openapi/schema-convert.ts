@@ -44,6 +44,9 @@ interface Written {
  * component in hundreds of operations. Only a subtree that wrote no `$ref` is kept (it does not
  * depend on where it stands); the trees it hands out are shared, so they must not be mutated.
  */
+/** Every subtree a SchemaCache handed out: the tools' schema checks do each once (lazy-validator.ts). */
+export const SHARED_SCHEMAS: WeakSet<object> = new WeakSet();
+
 export class SchemaCache {
   readonly input = new WeakMap<object, Written>();
   readonly output = new WeakMap<object, Written>();
@@ -89,7 +92,7 @@ export class SchemaWriter {
       this.recursive.add(ref);
       this.refsWritten++;
       this.height = Math.max(this.height, depth);
-      return { $ref: `#/$defs${toPointer([this.defName(ref)])}` };
+      return { $ref: `#/$defs/${this.defName(ref)}` };
     }
     const hit = this.written.get(node);
     if (hit !== undefined) {
@@ -109,13 +112,16 @@ export class SchemaWriter {
     const out = this.object(node as Record<string, unknown>, at, depth);
     if (ref !== undefined) this.refStack.pop();
     this.onStack.delete(node);
-    if (this.refsWritten === start.refs) this.written.set(node, { value: out, nodes: this.nodes - start.nodes, height: this.height - depth });
+    if (this.refsWritten === start.refs) {
+      this.written.set(node, { value: out, nodes: this.nodes - start.nodes, height: this.height - depth });
+      SHARED_SCHEMAS.add(out);
+    }
     this.height = Math.max(this.height, start.height);
     if (ref !== undefined && this.recursive.has(ref)) {
       // This is the outermost occurrence of a schema that contains itself: it becomes the definition.
       const name = this.defName(ref);
       this.defs[name] ??= out;
-      return { $ref: `#/$defs${toPointer([name])}` };
+      return { $ref: `#/$defs/${name}` };
     }
     return out;
   }
@@ -164,8 +170,9 @@ export class SchemaWriter {
   private defName(ref: string): string {
     const known = this.names.get(ref);
     if (known !== undefined) return known;
-    const segs = pointerSegments(ref.slice(ref.indexOf('#') + 1));
-    let name = segs[segs.length - 1] ?? 'schema';
+    // Names stay within [A-Za-z0-9._-], so `#/$defs/<name>` needs no escaping in a URI fragment.
+    const segs = pointerSegments(ref.slice(ref.indexOf('#') + 1)).map((x) => x.replace(/[^A-Za-z0-9._-]/g, '_'));
+    let name = segs[segs.length - 1] || 'schema';
     if (this.used.has(name)) name = segs.join('.') || 'schema';
     while (this.used.has(name)) name = `${name}_`;
     this.used.add(name);
@@ -196,7 +203,7 @@ function isRecord(v: unknown): v is Record<string, unknown> {
 }
 
 /** A data value (enum, const, default, examples) as plain JSON; a cycle (a $ref resolved inside example data) is cut. */
-function data(value: unknown, seen: Set<object> = new Set()): unknown {
+export function data(value: unknown, seen: Set<object> = new Set()): unknown {
   if (value === null || typeof value !== 'object') return value;
   if (seen.has(value)) return null;
   seen.add(value);

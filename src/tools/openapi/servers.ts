@@ -25,7 +25,13 @@ export function baseOf(spec: OpenApiFile, doc: OpenApiDocument): Base {
   if (bad) return { problem: bad, at: 'servers' };
   if (!/^[a-z][a-z0-9+.-]*:/i.test(url)) {
     if (!('url' in spec)) return { problem: `the document's server '${raw}' is relative: set baseUrl`, at: 'servers' };
-    return parseBase(new URL(url, spec.url).href, 'servers', `the server '${raw}' (resolved against url)`);
+    let resolved: string;
+    try {
+      resolved = new URL(url, spec.url).href;
+    } catch {
+      return { problem: `the document's server '${raw}' is not a URL`, at: 'servers' };
+    }
+    return parseBase(resolved, 'servers', `the server '${raw}' (resolved against url)`);
   }
   return parseBase(url, 'servers', `the document's server '${raw}'`);
 }
