@@ -14,6 +14,7 @@ const extra = dash >= 0 ? argv.slice(dash + 1) : [];
 const benches = [
   { name: 'Prefilter quality and speed', args: ['--expose-gc', 'bench/prefilter.mjs', '--out', '-'] },
   { name: 'Hot reload and cold load', args: ['bench/reload.mjs'] },
+  { name: 'OpenAPI import: large real documents', args: ['bench/openapi-import.mjs'] },
   { name: 'MCP pool against a direct client and spawn-per-call', args: ['bench/mcp-pool.mjs', '--calls', '1000'] },
   { name: 'Pipeline CPU per call, in process', args: ['bench/pipeline.mjs'] },
   { name: 'HTTP tool overhead: direct, bare Fastify + undici proxy, toolgate', args: ['bench/http-overhead.mjs'] },

@@ -90,6 +90,24 @@ describe('the benchmarks summary table', () => {
     expect(row('front alone')).toContain('| 0.95× per cycle; the full pipeline 1.10× the front alone |  |  |');
     expect(lines.some((l) => l.includes('toolgate-floor'))).toBe(false);
   });
+  it('reports the OpenAPI import of the largest document per 1,000 operations (wall and CPU), and each document\'s share imported', () => {
+    const docs = [
+      { id: 'github', operations: 1223, tools: 1223, firstMs: 1100, firstCpuMs: 1000, heapRetained: 11 * 2 ** 20, rssPeak: 500 * 2 ** 20 },
+      { id: 'kubernetes', operations: 1014, tools: 784, firstMs: 900, firstCpuMs: 800, heapRetained: 9 * 2 ** 20, rssPeak: 300 * 2 ** 20 },
+    ];
+    const table = summaryTable(block('openapi-import', { bench: 'openapi-import', docs, largest: 'github', targetMsPer1000: 1000, met: true })) as string;
+    const row = (text: string) => table.split('\n').find((r) => r.includes(text)) ?? '';
+    expect(row('per 1,000 operations')).toContain('(github: 1,223 in 1100 ms) | 899 ms, CPU 818 ms | < 1,000 ms | met |');
+    expect(row('heap kept')).toContain('| 11.0 / 500.0 MiB |');
+    expect(row('imported as tools, kubernetes')).toContain('| 784 of 1,014 (77.3 %) |');
+    expect(row('imported as tools, github')).toContain('(100.0 %)');
+  });
+
+  it('dates a block whose first line was rewritten by hand ("Run …,") instead of "?"', () => {
+    const json = { bench: 'oidc-auth', http: { diffUs: 5, jwt: { cpuUs: 121 }, key: { cpuUs: 116 } }, inProcess: { diffUs: 0.7 }, targetUs: 10, met: { http: true, inProcess: true } };
+    const doc = `<!-- bench:oidc-auth -->\nRun 2026-12-02 04:06, after a merge, on a quiet machine.\n\n${JSON.stringify(json)}\n<!-- /bench:oidc-auth -->`;
+    expect(summaryTable(doc)).toContain('| met | 2026-12-02 04:06 |');
+  });
 });
 
 describe('the result-guards rows of the summary', () => {
