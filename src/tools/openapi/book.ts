@@ -187,6 +187,8 @@ export class OpenApiBook {
         file: input.file,
         fileHash: sha256Hex(`${key}\u0000${docHash}`),
         defaults: input.defaults,
+        // The file's resultGuards merge by kind with the defaults and an override's, as an MCP server file's do.
+        fileResultGuards: spec.resultGuards,
         ajv: input.ajv,
         lineOf: (path: string) => (inOverride(path) ? input.lineOf(at + path) : undefined),
         ...(input.lookup ? { lookup: input.lookup } : {}),

@@ -311,7 +311,6 @@ function operation(b: BuildInput, warnings: Note[]): Omit<OperationDef, 'overrid
     sideEffect: sideEffect.value,
     ...(sideEffect.idempotent !== undefined ? { idempotent: sideEffect.idempotent } : {}),
     ...(b.spec.timeoutMs !== undefined ? { timeoutMs: b.spec.timeoutMs } : {}),
-    ...(b.spec.resultGuards !== undefined ? { resultGuards: b.spec.resultGuards } : {}),
     backends: [
       {
         id: b.spec.name,
