@@ -40,6 +40,8 @@ import { McpCatalog } from './mcp/catalog.js';
 import { Tracing } from './tracing/index.js';
 import { OpenApiBook } from './tools/openapi/book.js';
 import type { OperationChange } from './tools/openapi/pins.js';
+import { auditFindings, omittedFindings } from './mcp/hold-view.js';
+import { findingKinds } from './tools/definition-findings.js';
 
 export interface ReloadResult {
   generation: number;
@@ -245,8 +247,16 @@ export class Gateway extends EventEmitter<{ reload: [ReloadResult] }> {
   /** Every changed operation definition is audited with both hashes, held or (trustChanges) accepted, as MCP tools are. */
   private operationsChanged(file: string, document: string, changes: readonly OperationChange[]): void {
     for (const c of changes) {
-      this.audit.write(auditRecord({ event: 'reload', action: 'tool-changed', tool: c.tool, document, file, oldHash: c.oldHash, newHash: c.newHash, status: c.status }));
-      this.opts.log?.warn({ tool: c.tool, oldHash: c.oldHash, newHash: c.newHash, status: c.status }, `OpenAPI operation definition changed: ${c.status}`);
+      // A first definition held for its findings is `tool-poisoned`, as for MCP tools; findings: kinds, where, offsets (never the text).
+      const action = c.oldHash === null && c.status === 'held' ? 'tool-poisoned' : 'tool-changed';
+      const findings = auditFindings(c.findings);
+      const omitted = omittedFindings(c.findings);
+      this.audit.write(auditRecord({
+        event: 'reload', action, tool: c.tool, document, file, oldHash: c.oldHash, newHash: c.newHash, status: c.status, reason: c.reason,
+        ...(findings.length > 0 ? { findings } : {}), ...(omitted > 0 ? { findingsOmitted: omitted } : {}),
+      }));
+      const what = c.reason === 'poisoned' ? `OpenAPI operation definition has ${findingKinds(c.findings).join(' and ')} findings` : 'OpenAPI operation definition changed';
+      this.opts.log?.warn({ tool: c.tool, oldHash: c.oldHash, newHash: c.newHash, status: c.status, ...(findings.length > 0 ? { findings } : {}) }, `${what}: ${c.status}`);
     }
   }
 

@@ -51,7 +51,7 @@ export function formatReport(r: CheckReport): string {
   }
   for (const o of r.openapi) {
     lines.push('', `OpenAPI document ${o.name} (${o.version}, ${o.source}; ${o.operations.length} operation(s), ${o.skipped.length} skipped) from ${o.file}:`);
-    const ops = o.operations.map((op) => [op.tool, op.method, op.path, op.sideEffect, ...(op.held ? ['HELD (changed; an admin accepts it)'] : [])]);
+    const ops = o.operations.map((op) => [op.tool, op.method, op.path, op.sideEffect, ...(op.held ? [op.heldReason === 'poisoned' ? `HELD (definition with ${[...new Set((op.findings ?? []).map((f) => f.kind))].join(' and ')} findings; an admin accepts it)` : 'HELD (changed; an admin accepts it)'] : [])]);
     lines.push(...(ops.length > 0 ? table(ops) : ['  (no operation)']));
     for (const s of o.skipped) lines.push(`  skipped ${s.operation || '(document)'}: ${skipReason(s)} [${formatProblem({ file: s.file, ...(s.line !== undefined ? { line: s.line } : {}), path: s.path, message: '' }).replace(/: $/, '')}]`);
   }

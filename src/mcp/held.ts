@@ -10,9 +10,17 @@ import type { CompiledTool } from '../tools/types.js';
 export function heldError(tool: CompiledTool): GatewayError {
   const op = tool.openapi;
   if (op?.held) {
-    return new GatewayError('TOOL_CHANGED', `tool '${tool.name}' changed in its OpenAPI document '${op.spec}' (${op.method} ${op.path}) and is held until an admin accepts the change`, {
+    const { held } = op;
+    const operation = `${op.method} ${op.path}`;
+    if (held.reason === 'poisoned') {
+      return new GatewayError('TOOL_CHANGED', `tool '${tool.name}' of OpenAPI document '${op.spec}' (${operation}) is held until an admin accepts it: its definition has ${findingKinds(held.findings).join(' and ')} findings (tool poisoning)`, {
+        modelMessage: 'The tool is held until an operator reviews its definition. Use another tool or tell the user.',
+        details: [{ message: 'definition has findings', document: op.spec, operation, kinds: findingKinds(held.findings), oldHash: held.oldHash, newHash: held.newHash }],
+      });
+    }
+    return new GatewayError('TOOL_CHANGED', `tool '${tool.name}' changed in its OpenAPI document '${op.spec}' (${operation}) and is held until an admin accepts the change`, {
       modelMessage: 'The tool changed in its API description and is held until an operator reviews the change. Use another tool or tell the user.',
-      details: [{ message: 'definition changed', document: op.spec, operation: `${op.method} ${op.path}`, oldHash: op.hash, newHash: op.held.newHash }],
+      details: [{ message: 'definition changed', document: op.spec, operation, oldHash: op.hash, newHash: held.newHash }],
     });
   }
   const mcp = tool.mcp;

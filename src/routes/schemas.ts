@@ -128,7 +128,21 @@ export const OpenApiAdminView = Type.Object({
       name: Type.String(),
       source: Type.String(),
       version: Type.String(),
-      operations: Type.Array(Type.Object({ tool: Type.String(), method: Type.String(), path: Type.String(), sideEffect: Type.String(), held: Type.Optional(Type.Boolean()) })),
+      operations: Type.Array(
+        Type.Object({
+          tool: Type.String(),
+          method: Type.String(),
+          path: Type.String(),
+          sideEffect: Type.String(),
+          held: Type.Optional(Type.Boolean({ description: 'calls answer TOOL_CHANGED until an admin accepts it (POST /admin/tools/{tool}/accept)' })),
+          heldReason: Type.Optional(Type.Union([Type.Literal('changed'), Type.Literal('poisoned')], { description: 'changed: another definition than the accepted one; poisoned: the definition checks found instructions or invisible characters in it' })),
+          listed: Type.Optional(Type.Boolean({ description: 'false: no definition was ever accepted, so the operation is listed nowhere' })),
+          oldHash: Type.Optional(NullableString),
+          newHash: Type.Optional(Type.String()),
+          findings: Type.Optional(Type.Array(DefinitionFindingView, { description: 'at most 64' })),
+          findingsOmitted: Type.Optional(Type.Integer({ minimum: 0 })),
+        }),
+      ),
       skipped: Type.Array(
         Type.Object({ operation: Type.String(), tool: Type.Optional(Type.String()), file: Type.String(), line: Type.Optional(Type.Integer()), path: Type.String(), reason: Type.String() }),
       ),

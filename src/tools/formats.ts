@@ -17,7 +17,11 @@ function heldNotice(t: CompiledTool): string {
       ? ' [Held: its MCP server offers a definition of this tool that failed the gateway\'s checks; calls are refused until an operator reviews it.]'
       : ' [Held: its MCP server changed this tool; calls are refused until an operator reviews the change.]';
   }
-  return t.openapi?.held ? ' [Held: its OpenAPI document changed this operation; calls are refused until an operator reviews the change.]' : '';
+  const op = t.openapi?.held;
+  if (!op) return '';
+  return op.reason === 'poisoned'
+    ? ' [Held: its OpenAPI document describes this operation in a way that failed the gateway\'s checks; calls are refused until an operator reviews it.]'
+    : ' [Held: its OpenAPI document changed this operation; calls are refused until an operator reviews the change.]';
 }
 
 function described(t: CompiledTool): string {
@@ -40,7 +44,7 @@ export function toToolgate(t: CompiledTool) {
     deprecated: t.deprecated !== undefined,
     ...(t.deprecated?.replacement ? { replacement: t.deprecated.replacement } : {}),
     ...(t.mcp ? { mcp: { server: t.mcp.server, tool: t.mcp.tool, hash: t.mcp.hash, ...(t.mcp.held ? { held: true, heldReason: t.mcp.held.reason, newHash: t.mcp.held.newHash } : {}) } } : {}),
-    ...(t.openapi ? { openapi: { spec: t.openapi.spec, ...(t.openapi.operationId !== undefined ? { operationId: t.openapi.operationId } : {}), method: t.openapi.method, path: t.openapi.path, hash: t.openapi.hash, ...(t.openapi.held ? { held: true, newHash: t.openapi.held.newHash } : {}) } } : {}),
+    ...(t.openapi ? { openapi: { spec: t.openapi.spec, ...(t.openapi.operationId !== undefined ? { operationId: t.openapi.operationId } : {}), method: t.openapi.method, path: t.openapi.path, hash: t.openapi.hash, ...(t.openapi.held ? { held: true, heldReason: t.openapi.held.reason, newHash: t.openapi.held.newHash } : {}) } } : {}),
   };
 }
 

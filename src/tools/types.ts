@@ -9,6 +9,7 @@ import type { FallbackFile, SideEffectValue } from './schema.js';
 import type { UpstreamCredentials } from '../auth/upstream/spec.js';
 import type { CompiledResultGuards } from '../guards/result/compile.js';
 import type { RequestPlan } from './openapi/plan.js';
+import type { OperationHold } from './openapi/pins.js';
 
 /** The compiled, immutable form of a tool: everything a call needs, prepared at load time. */
 
@@ -112,8 +113,12 @@ export interface OpenApiImportInfo {
   readonly path: string;
   /** Pin of the operation's definition in use (see OperationDef.hash). */
   readonly hash: string;
-  /** The document now defines the operation otherwise: calls answer TOOL_CHANGED until an admin accepts it. */
-  readonly held?: { readonly newHash: string };
+  /**
+   * The document now defines the operation otherwise, or its definition has findings (tool
+   * poisoning): calls answer TOOL_CHANGED until an admin accepts it. With `oldHash: null` nothing
+   * was ever accepted: the tool is not listed at all (see listable()).
+   */
+  readonly held?: OperationHold;
 }
 
 /** Where an imported tool came from, and whether a changed definition holds it. */

@@ -78,6 +78,11 @@ describe('large public OpenAPI documents as kind: openapi files', () => {
       }
       expect(gw.app.gw.registry.tools.filter((t) => t.name.startsWith(`${name}.`)).length).toBe(imported);
     });
+
+    it(`${name}: the definition checks (tool poisoning) hold no operation of a real document`, () => {
+      expect(summary(name).operations.filter((o) => o.held)).toEqual([]);
+      expect(gw.app.gw.registry.tools.filter((t) => t.name.startsWith(`${name}.`) && t.openapi?.held)).toEqual([]);
+    });
   }
 
   it('github: a sample tool has its path parameters required, query parameters optional, enums and the 2xx schema', async () => {

@@ -384,7 +384,7 @@ describe('schemas checked at load without compiling them (what imported $defs an
   const ctx = { file: 'f', fileHash: 'h', defaults, ajv: createAjv(), lineOf: () => undefined };
   const tool = (inputSchema: Record<string, unknown>) =>
     compileOperation(
-      { spec: 'p', name: 'p.a', operationId: 'a', method: 'GET', path: '/a', pointer: '/paths/~1a/get', tags: [], overrideKey: undefined, hash: 'x', plan: { method: 'GET', origin: 'http://127.0.0.1:9', basePath: '', path: '/a', params: [], auth: [] }, file: { name: 'p.a', description: 'd', sideEffect: 'read', inputSchema, backends: [{ id: 'p', http: { method: 'GET', url: 'http://127.0.0.1:9/a' } }] } },
+      { spec: 'p', name: 'p.a', operationId: 'a', method: 'GET', path: '/a', pointer: '/paths/~1a/get', tags: [], overrideKey: undefined, hash: 'x', findings: [], plan: { method: 'GET', origin: 'http://127.0.0.1:9', basePath: '', path: '/a', params: [], auth: [] }, file: { name: 'p.a', description: 'd', sideEffect: 'read', inputSchema, backends: [{ id: 'p', http: { method: 'GET', url: 'http://127.0.0.1:9/a' } }] } },
       ctx,
     );
 

@@ -11,7 +11,8 @@ import { compileOperation } from './compile-operation.js';
 import { operationDefs, type OperationDef } from './operations.js';
 import { OperationPins, type OperationChange, type ServedOperation } from './pins.js';
 import { documentText, specPath, type UrlCache } from './source.js';
-import type { OpenApiSummary, SkippedOperation } from './summary.js';
+import type { OpenApiOperationSummary, OpenApiSummary, SkippedOperation } from './summary.js';
+import { auditFindings, omittedFindings } from '../../mcp/hold-view.js';
 
 export interface OpenApiLoadInput {
   readonly file: string;
@@ -135,7 +136,7 @@ export class OpenApiBook {
       source: doc.source,
       ...('path' in doc && doc.path !== undefined ? { specPath: doc.path } : {}),
       version: parsed.version,
-      operations: tools.map((t) => ({ tool: t.name, method: t.openapi?.method ?? '', path: t.openapi?.path ?? '', sideEffect: t.sideEffect, ...(t.openapi?.held ? { held: true } : {}) })),
+      operations: tools.map((t) => ({ tool: t.name, method: t.openapi?.method ?? '', path: t.openapi?.path ?? '', sideEffect: t.sideEffect, ...heldSummary(t) })),
       skipped,
     };
     return { tools, problems: [], summary, warnings: parsed.warnings };
@@ -234,6 +235,17 @@ export class OpenApiBook {
       refresh.running = false;
     }
   }
+}
+
+/** A held operation in the summary: why, and the findings (GET /admin/openapi, `toolgate check`). */
+function heldSummary(t: CompiledTool): Partial<OpenApiOperationSummary> {
+  const held = t.openapi?.held;
+  if (!held) return {};
+  const omitted = omittedFindings(held.findings);
+  return {
+    held: true, heldReason: held.reason, listed: held.oldHash !== null, oldHash: held.oldHash, newHash: held.newHash,
+    findings: auditFindings(held.findings), ...(omitted > 0 ? { findingsOmitted: omitted } : {}),
+  };
 }
 
 function skippedOf(p: FileProblem): SkippedOperation {

@@ -1,6 +1,9 @@
 import { globToRegExp } from '../../auth/caller.js';
 import { localToolName } from '../../mcp/import.js';
 import { sha256Hex } from '../../util/hash.js';
+import { scanDefinition } from '../../guards/result/index.js';
+import type { Finding } from '../../guards/result/types.js';
+import { definitionFindings, type DefinitionFinding, type DefinitionScanner } from '../definition-findings.js';
 import { toPointer, type FileProblem } from '../../util/source.js';
 import type { ToolOverride } from '../mcp-server-schema.js';
 import type { SideEffectValue, ToolFile } from '../schema.js';
@@ -31,6 +34,8 @@ export interface OperationDef {
   readonly plan: RequestPlan;
   /** Digest of what the document says of the operation (name, description, schemas, side effect, request shape, origin, schemes): the pin. */
   readonly hash: string;
+  /** The definition checks' findings (instructions to the model, invisible characters) in what a model is shown of it: any holds it. */
+  readonly findings: readonly DefinitionFinding[];
 }
 
 export interface OperationDefs {
@@ -99,6 +104,13 @@ export function operationDefs(spec: OpenApiFile, doc: OpenApiDocument, lineOf: (
 
   const ops: OperationDef[] = [];
   const cache = new SchemaCache();
+  // Operations share most of their strings (a dereferenced document repeats its schemas): each is scanned once.
+  const scanned = new Map<string, readonly Finding[]>();
+  const scan: DefinitionScanner = (text) => {
+    let f = scanned.get(text);
+    if (f === undefined) scanned.set(text, (f = scanDefinition(text)));
+    return f;
+  };
   const dialect: Dialect = typeof doc['openapi'] === 'string' && doc['openapi'].startsWith('3.0') ? '3.0' : '3.1';
   const unmetBy = new Map<string, { operations: string[]; pointer: string }>();
   const unmet = (note: string, operation: string, pointer: string) => {
@@ -138,7 +150,7 @@ export function operationDefs(spec: OpenApiFile, doc: OpenApiDocument, lineOf: (
       byName.set(name, pointer);
       const key = [operationId, local, name].find((k) => k !== undefined && spec.overrides?.[k] !== undefined);
       if (key !== undefined) usedOverrides.add(key);
-      const built = buildOperation({ spec, doc, item, op, path, method, pointer, name, operationId, tags, source, security, base, cache, dialect, unmet, override: key === undefined ? undefined : spec.overrides?.[key] });
+      const built = buildOperation({ spec, doc, item, op, path, method, pointer, name, operationId, tags, source, security, base, cache, dialect, unmet, scan, override: key === undefined ? undefined : spec.overrides?.[key] });
       for (const w of built.warnings) warnings.push(at(w.at, w.message));
       if ('skip' in built) {
         problems.push(at(built.skip.at, `${method.toUpperCase()} ${path}: ${built.skip.message}: skipped`));
@@ -194,6 +206,7 @@ interface BuildInput {
   /** Records an operation whose security cannot be met (one warning per reason, not per operation). */
   readonly unmet: (note: string, operation: string, pointer: string) => void;
   readonly override: ToolOverride | undefined;
+  readonly scan: DefinitionScanner;
 }
 
 interface Note {
@@ -323,7 +336,9 @@ function operation(b: BuildInput, warnings: Note[]): Omit<OperationDef, 'overrid
   const idem = b.override?.sideEffect !== undefined && b.override.idempotent === undefined ? { idempotent: undefined } : {};
   const file: ToolFile = { ...base, ...idem, ...b.override, name: b.name, inputSchema, backends: base.backends };
   if (file.idempotent === undefined) delete file.idempotent;
-  return { spec: b.spec.name, name: b.name, operationId: b.operationId, method, path, pointer, tags: b.tags, file, plan, hash };
+  // Tool poisoning: the same checks as MCP tools' definitions, over what a model is shown (overrides applied).
+  const findings = definitionFindings({ name: file.name, description: file.description, inputSchema: file.inputSchema, outputSchema: file.outputSchema }, b.scan);
+  return { spec: b.spec.name, name: b.name, operationId: b.operationId, method, path, pointer, tags: b.tags, file, plan, hash, findings };
 }
 
 /** What of a scheme is pinned: never the secret. */

@@ -1,3 +1,5 @@
+import type { auditFindings } from '../../mcp/hold-view.js';
+
 /** What an openapi file became: `toolgate check` and GET /admin/openapi show it. */
 
 export interface OpenApiOperationSummary {
@@ -5,8 +7,16 @@ export interface OpenApiOperationSummary {
   readonly method: string;
   readonly path: string;
   readonly sideEffect: string;
-  /** A changed definition waits for an admin (calls answer TOOL_CHANGED). */
+  /** A changed definition, or one with findings, waits for an admin (calls answer TOOL_CHANGED). */
   readonly held?: true;
+  readonly heldReason?: 'changed' | 'poisoned';
+  /** With `held`: false when no definition was ever accepted (listed nowhere). */
+  readonly listed?: boolean;
+  readonly oldHash?: string | null;
+  readonly newHash?: string;
+  /** With `held`: the definition checks' findings (kind, where, offsets; never the text), at most 64. */
+  readonly findings?: readonly ReturnType<typeof auditFindings>[number][];
+  readonly findingsOmitted?: number;
 }
 
 /** An operation left out, and why (the document's file or URL, line and JSON pointer). */
