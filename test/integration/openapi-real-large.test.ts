@@ -107,6 +107,7 @@ describe('large public OpenAPI documents as kind: openapi files', () => {
   });
 
   it('github: a call builds the path (segments encoded) and the query from the arguments', async () => {
+    expect(toolOf('github', 'GET', '/repos/{owner}/{repo}/issues')).toBe('github.issues_list_for_repo'); // operationId issues/list-for-repo, in snake case
     const res = await gw.call(toolOf('github', 'GET', '/repos/{owner}/{repo}/issues'), { owner: 'octo cat', repo: 'hello/world', state: 'open', labels: 'bug,ui', per_page: 5 });
     expect(res.statusCode, res.body).toBe(200);
     const s = lastSeen();

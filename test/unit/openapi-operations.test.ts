@@ -251,6 +251,21 @@ describe('OpenAPI operations that cannot be tools are skipped, each with file, p
     ]);
   });
 
+  it('names are the operationId in snake case: hyphens, slashes and dots become one underscore; a collision is still reported per operation', async () => {
+    const { names, problems } = await skipped(
+      oa31({
+        '/a': { get: { operationId: 'issues/list-for-repo', responses: ok } },
+        '/b': { get: { operationId: 'repos.get--readme', responses: ok } },
+        '/c': { get: { operationId: 'issues_list_for_repo', responses: ok } },
+        '/d': { get: { operationId: 'createPet-v2', responses: ok } },
+      }),
+    );
+    expect(names).toEqual(['pets.issues_list_for_repo', 'pets.repos_get_readme', 'pets.create_pet_v2']);
+    expect(problems.map((p) => [p.path, p.message])).toEqual([
+      ['/paths/~1c/get', "would be named 'pets.issues_list_for_repo', like the operation at /paths/~1a/get: skipped (exclude one, or give it an operationId)"],
+    ]);
+  });
+
   it('a remote or unresolvable $ref (never fetched), a required cookie parameter, an undeclared path parameter, two arguments of one name', async () => {
     const { names, problems, warnings } = await skipped(
       oa31({

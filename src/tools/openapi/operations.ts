@@ -140,7 +140,7 @@ export function operationDefs(spec: OpenApiFile, doc: OpenApiDocument, lineOf: (
         }
         byId.set(operationId, pointer);
       }
-      const local = operationId !== undefined ? localToolName(operationId) : localToolName(`${method}_${pathWords(path)}`);
+      const local = operationId !== undefined ? snakeName(operationId) : localToolName(`${method}_${pathWords(path)}`);
       const name = `${spec.name}.${local}`;
       const other = byName.get(name);
       if (other !== undefined) {
@@ -174,6 +174,11 @@ function selected(spec: OpenApiFile, operationId: string | undefined, tags: read
   const keys = [...(operationId !== undefined ? [operationId] : []), ...tags, `${method.toUpperCase()} ${path}`];
   const matches = (globs: readonly string[] | undefined) => (globs ?? []).some((g) => keys.some((k) => globToRegExp(g).test(k)));
   return (spec.include === undefined || matches(spec.include)) && !matches(spec.exclude);
+}
+
+/** An operationId in snake case (SPEC §6): `issues/list-for-repo` → `issues_list_for_repo`, `listPets` → `list_pets`. */
+function snakeName(operationId: string): string {
+  return localToolName(operationId.replace(/[^A-Za-z0-9]+/g, '_'));
 }
 
 /** `/pets/{petId}/toys` → `pets_pet_id_toys` (the method goes first). */
