@@ -73,6 +73,9 @@ describe('large public OpenAPI documents as kind: openapi files', () => {
       expect(imported / counts[name]).toBeGreaterThanOrEqual(DOCS[name].floor);
       for (const k of s.skipped) {
         expect(k.reason).toMatch(/^(GET|PUT|POST|DELETE|PATCH|HEAD|OPTIONS) \/\S* ?: /); // which operation, then why
+        // Labelled with the operation, also when the problem is in a path-level parameter (not `PARAMETERS /api/…`).
+        expect(k.operation).toMatch(/^(GET|PUT|POST|DELETE|PATCH|HEAD|OPTIONS) \/\S*$/);
+        expect(k.reason.startsWith(`${k.operation}: `)).toBe(true);
         expect(k.path).toMatch(/^\/paths\//);
         expect(k.line).toBeGreaterThan(0);
       }

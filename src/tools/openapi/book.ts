@@ -249,13 +249,22 @@ function heldSummary(t: CompiledTool): Partial<OpenApiOperationSummary> {
 }
 
 function skippedOf(p: FileProblem): SkippedOperation {
-  return { operation: operationOf(p.path), file: p.file, ...(p.line !== undefined ? { line: p.line } : {}), path: p.path, reason: p.message };
+  return { operation: operationOf(p.path, p.message), file: p.file, ...(p.line !== undefined ? { line: p.line } : {}), path: p.path, reason: p.message };
 }
 
-/** `/paths/~1pets~1{id}/get` → `GET /pets/{id}` (the operation a problem's pointer is in). */
-function operationOf(pointer: string): string {
-  const m = /^\/paths\/([^/]+)\/([a-z]+)/.exec(pointer);
+const METHOD = /^(?:get|put|post|delete|options|head|patch)$/;
+
+/**
+ * `/paths/~1pets~1{id}/get` → `GET /pets/{id}` (the operation a problem's pointer is in). A problem
+ * in a path-level parameter (`/paths/~1pets~1{id}/parameters/0`) skips each operation of the path:
+ * the operation is the one its message names (`GET /pets/{id}: …`), else the path alone.
+ */
+function operationOf(pointer: string, message: string): string {
+  const m = /^\/paths\/([^/]+)(?:\/([^/]+))?/.exec(pointer);
   if (!m) return '';
   const path = (m[1] as string).replace(/~1/g, '/').replace(/~0/g, '~');
-  return `${(m[2] as string).toUpperCase()} ${path}`;
+  const segment = m[2];
+  if (segment !== undefined && METHOD.test(segment)) return `${segment.toUpperCase()} ${path}`;
+  const named = /^([A-Z]+) (\S+): /.exec(message);
+  return named && named[2] === path && METHOD.test((named[1] as string).toLowerCase()) ? `${named[1]} ${path}` : path;
 }
