@@ -141,6 +141,7 @@ export const OpenApiAdminView = Type.Object({
           newHash: Type.Optional(Type.String()),
           findings: Type.Optional(Type.Array(DefinitionFindingView, { description: 'at most 64' })),
           findingsOmitted: Type.Optional(Type.Integer({ minimum: 0 })),
+          definition: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { description: 'the held definition (name, description, inputSchema, outputSchema) as the document gives it' })),
         }),
       ),
       skipped: Type.Array(

@@ -96,6 +96,8 @@ describe('OpenAPI operation definitions checked at import', () => {
     expect(view.find((o) => o.tool === 'notes.add_numbers')).toEqual(expect.not.objectContaining({ held: true }));
     const notes = view.find((o) => o.tool === 'notes.read_notes');
     expect(notes).toMatchObject({ held: true, heldReason: 'poisoned', listed: false, oldHash: null });
+    // The held definition itself, for the admin to review (admin only; the audit never carries the text).
+    expect((notes as OpView & { definition?: { description?: string } }).definition?.description).toContain(POISON);
     expect(notes?.findings).toEqual(expect.arrayContaining([expect.objectContaining({ kind: 'injection', action: 'hold', field: 'description', path: '/description' })]));
     const weather = view.find((o) => o.tool === 'notes.weather');
     expect(weather?.findings).toEqual([expect.objectContaining({ kind: 'invisible', field: 'inputSchema', path: '/inputSchema/properties/city/description' })]);

@@ -4,10 +4,10 @@
 // - Every value from the API is shown with textContent (or as an attribute value through
 //   setAttribute/dataset), never parsed as HTML: tool arguments are attacker-controlled.
 // - The key lives in this tab only (sessionStorage, or memory when that is unavailable) and is sent
-//   only as `Authorization: Bearer` to relative URLs of this origin: /v1/…, GET /admin/mcp and
-//   POST /admin/tools/{name}/accept (fetch mode same-origin, no credentials, no referrer, no
+//   only as `Authorization: Bearer` to relative URLs of this origin: /v1/…, GET /admin/mcp,
+//   GET /admin/openapi and POST /admin/tools/{name}/accept (fetch mode same-origin, no credentials, no referrer, no
 //   redirects followed).
-// - A held tool's definition is an MCP server's own text, possibly written to steer a model: it is
+// - A held tool's definition is an MCP server's (or an OpenAPI document's) own text, possibly written to steer a model: it is
 //   shown as text, with invisible characters made visible, never as HTML.
 'use strict';
 
@@ -102,9 +102,9 @@
     }
   }
 
-  const ADMIN_PATHS = [/^\/admin\/mcp$/, /^\/admin\/tools\/[^/?#]+\/accept$/];
+  const ADMIN_PATHS = [/^\/admin\/mcp$/, /^\/admin\/openapi$/, /^\/admin\/tools\/[^/?#]+\/accept$/];
 
-  /** The only network access of the page: same-origin /v1/ calls (and the two admin routes of held tools) carrying the key. */
+  /** The only network access of the page: same-origin /v1/ calls (and the three admin routes of held tools) carrying the key. */
   async function api(path, opts) {
     if (typeof path !== 'string' || !(path.startsWith('/v1/') || ADMIN_PATHS.some((re) => re.test(path)))) {
       throw new Error('console: refusing a request outside /v1/ and the held-tool admin routes');
@@ -415,6 +415,7 @@
           t.deprecated ? el('span', { className: 'muted' }, ' (deprecated)') : null,
           // A held MCP tool: calls are refused until an admin accepts (the held tools section says why).
           t.mcp && t.mcp.held ? el('span', { className: 'reason held-mark', dataset: { reason: token(t.mcp.heldReason) } }, 'held: ' + (t.mcp.heldReason === 'poisoned' ? 'definition with findings' : 'changed definition')) : null,
+          t.openapi && t.openapi.held ? el('span', { className: 'reason held-mark', dataset: { reason: token(t.openapi.heldReason) } }, 'held: ' + (t.openapi.heldReason === 'poisoned' ? 'definition with findings' : 'changed definition')) : null,
         ),
         el('td', null, String(t.sideEffect)),
         el('td', null, String(t.confirm)),
@@ -474,7 +475,8 @@
     );
   }
 
-  function heldCard(server, h) {
+  /** `origin`: where the tool comes from, as [label, value] rows; `whose`: whose text the definition is. */
+  function heldCard(origin, whose, h) {
     const poisoned = h.reason === 'poisoned';
     const kinds = poisoned ? Array.from(new Set((h.findings || []).map((f) => String(f.kind)))) : [];
     const why = poisoned
@@ -487,14 +489,13 @@
       { className: 'held reason-' + token(h.reason), dataset: { tool: String(h.tool), reason: String(h.reason) } },
       el('div', { className: 'title' }, String(h.tool), el('span', { className: 'reason' }, why)),
       meta([
-        ['MCP server', String(server)],
-        ['name on the server', String(h.mcpTool)],
+        ...origin,
         ['accepted hash', h.oldHash === null ? 'none (never accepted)' : String(h.oldHash)],
         ['held hash', String(h.newHash)],
       ]),
       poisoned && Array.isArray(h.findings) && h.findings.length ? findingsTable(h.findings) : null,
       typeof h.findingsOmitted === 'number' && h.findingsOmitted > 0 ? el('div', { className: 'muted' }, '… and ' + h.findingsOmitted + ' more findings (not listed)') : null,
-      el('div', { className: 'muted' }, 'held definition (the server\'s own text; invisible characters shown as \\u{…}):'),
+      el('div', { className: 'muted' }, 'held definition (' + whose + '; invisible characters shown as \\u{…}):'),
       el('pre', { className: 'definition' }, clip(visible(json(h.definition)))),
       el('div', { className: 'actions' }, accept, result),
     );
@@ -511,7 +512,7 @@
 
   async function loadHeld() {
     if (key === null) return;
-    const res = await api('/admin/mcp');
+    const [res, oa] = await Promise.all([api('/admin/mcp'), api('/admin/openapi')]);
     if (!res.ok) {
       $('held-list').replaceChildren();
       $('held-count').textContent = '';
@@ -522,7 +523,18 @@
     showMessage('held-message', '');
     const cardsOut = [];
     const servers = Array.isArray(res.body && res.body.servers) ? res.body.servers : [];
-    for (const srv of servers) for (const h of Array.isArray(srv.held) ? srv.held : []) cardsOut.push(heldCard(srv.name, h));
+    for (const srv of servers) {
+      for (const h of Array.isArray(srv.held) ? srv.held : []) cardsOut.push(heldCard([['MCP server', String(srv.name)], ['name on the server', String(h.mcpTool)]], "the server's own text", h));
+    }
+    // Held OpenAPI operations (GET /admin/openapi marks them among the operations).
+    const documents = oa.ok && Array.isArray(oa.body && oa.body.documents) ? oa.body.documents : [];
+    for (const doc of documents) {
+      for (const op of Array.isArray(doc.operations) ? doc.operations : []) {
+        if (!op.held) continue;
+        const h = { tool: op.tool, reason: op.heldReason, oldHash: op.oldHash === undefined ? null : op.oldHash, newHash: op.newHash, findings: op.findings, findingsOmitted: op.findingsOmitted, definition: op.definition };
+        cardsOut.push(heldCard([['OpenAPI document', String(doc.name)], ['operation', String(op.method) + ' ' + String(op.path)]], "the document's own text", h));
+      }
+    }
     $('held-list').replaceChildren(...cardsOut);
     $('held-count').textContent = cardsOut.length ? '(' + cardsOut.length + ')' : '';
     $('held-empty').hidden = cardsOut.length > 0;

@@ -244,7 +244,7 @@ function heldSummary(t: CompiledTool): Partial<OpenApiOperationSummary> {
   const omitted = omittedFindings(held.findings);
   return {
     held: true, heldReason: held.reason, listed: held.oldHash !== null, oldHash: held.oldHash, newHash: held.newHash,
-    findings: auditFindings(held.findings), ...(omitted > 0 ? { findingsOmitted: omitted } : {}),
+    findings: auditFindings(held.findings), ...(omitted > 0 ? { findingsOmitted: omitted } : {}), definition: held.definition,
   };
 }
 

@@ -22,6 +22,8 @@ export interface OperationHold {
   /** Pin of the accepted definition; null when none was ever accepted (poisoned from the start: listed nowhere). */
   readonly oldHash: string | null;
   readonly findings: readonly DefinitionFinding[];
+  /** The held definition as a model would be shown it (the document's own text, for the admin to review). */
+  readonly definition: { readonly name: string; readonly description: string; readonly inputSchema: unknown; readonly outputSchema?: unknown };
 }
 
 /** What to serve for one operation: the accepted definition (or, with none accepted, the held one), and the one held back, if any. */
@@ -62,7 +64,9 @@ export class OperationPins {
       const oldHash = pin.accepted?.hash ?? null;
       const reason: OperationHoldReason = def.findings.length > 0 ? 'poisoned' : 'changed';
       pin.pending = def;
-      served.push({ def: pin.accepted ?? def, held: { newHash: def.hash, reason, oldHash, findings: def.findings } });
+      const { name, description, inputSchema, outputSchema } = def.file;
+      const definition = { name, description, inputSchema, ...(outputSchema !== undefined ? { outputSchema } : {}) };
+      served.push({ def: pin.accepted ?? def, held: { newHash: def.hash, reason, oldHash, findings: def.findings, definition } });
       if (!known) changes.push({ tool: def.name, oldHash, newHash: def.hash, status: 'held', reason, findings: def.findings });
     };
     for (const def of defs) {

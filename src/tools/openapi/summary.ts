@@ -17,6 +17,8 @@ export interface OpenApiOperationSummary {
   /** With `held`: the definition checks' findings (kind, where, offsets; never the text), at most 64. */
   readonly findings?: readonly ReturnType<typeof auditFindings>[number][];
   readonly findingsOmitted?: number;
+  /** With `held`: the held definition (name, description, schemas) as the document gives it. */
+  readonly definition?: Readonly<Record<string, unknown>>;
 }
 
 /** An operation left out, and why (the document's file or URL, line and JSON pointer). */
