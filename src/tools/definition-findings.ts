@@ -38,8 +38,12 @@ export type DefinitionScanner = (text: string) => readonly Finding[];
 
 const escape = (segment: string) => segment.replace(/~/g, '~0').replace(/\//g, '~1');
 
-/** Every finding in the definition, in the order of its fields; empty when it is clean. */
-export function definitionFindings(def: DefinitionText, scan: DefinitionScanner = scanDefinition): DefinitionFinding[] {
+/**
+ * Every finding in the definition, in the order of its fields; empty when it is clean. `clean`:
+ * objects and arrays already found clean (filled as it goes), so definitions sharing subtrees
+ * (an OpenAPI document's schemas, dereferenced into many operations) walk each once.
+ */
+export function definitionFindings(def: DefinitionText, scan: DefinitionScanner = scanDefinition, clean?: WeakSet<object>): DefinitionFinding[] {
   const out: DefinitionFinding[] = [];
   const check = (text: string, field: DefinitionField, path: string, key: boolean) => {
     if (text === '') return;
@@ -53,12 +57,21 @@ export function definitionFindings(def: DefinitionText, scan: DefinitionScanner 
     if (root === undefined) continue;
     // Depth-first, in document order: keys (property names, `$defs` names …) and every string value
     // (descriptions, titles, enum values, defaults, examples, patterns).
-    const stack: [unknown, string][] = [[root, `/${field}`]];
+    // An entry [node, path, mark] with a mark is a container's exit: nothing found since its entry makes it clean.
+    const stack: [unknown, string, number?][] = [[root, `/${field}`]];
     while (stack.length > 0) {
-      const [node, path] = stack.pop()!;
+      const [node, path, mark] = stack.pop()!;
+      if (mark !== undefined) {
+        if (out.length === mark) clean?.add(node as object);
+        continue;
+      }
       if (typeof node === 'string') check(node, field, path, false);
-      else if (Array.isArray(node)) for (let i = node.length - 1; i >= 0; i--) stack.push([node[i], `${path}/${i}`]);
-      else if (node !== null && typeof node === 'object') {
+      else if (node === null || typeof node !== 'object' || clean?.has(node)) continue;
+      else if (Array.isArray(node)) {
+        if (clean) stack.push([node, path, out.length]);
+        for (let i = node.length - 1; i >= 0; i--) stack.push([node[i], `${path}/${i}`]);
+      } else {
+        if (clean) stack.push([node, path, out.length]);
         const entries = Object.entries(node);
         for (let i = entries.length - 1; i >= 0; i--) {
           const [k, v] = entries[i]!;

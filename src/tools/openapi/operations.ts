@@ -111,6 +111,7 @@ export function operationDefs(spec: OpenApiFile, doc: OpenApiDocument, lineOf: (
     if (f === undefined) scanned.set(text, (f = scanDefinition(text)));
     return f;
   };
+  const clean = new WeakSet<object>();
   const dialect: Dialect = typeof doc['openapi'] === 'string' && doc['openapi'].startsWith('3.0') ? '3.0' : '3.1';
   const unmetBy = new Map<string, { operations: string[]; pointer: string }>();
   const unmet = (note: string, operation: string, pointer: string) => {
@@ -150,7 +151,7 @@ export function operationDefs(spec: OpenApiFile, doc: OpenApiDocument, lineOf: (
       byName.set(name, pointer);
       const key = [operationId, local, name].find((k) => k !== undefined && spec.overrides?.[k] !== undefined);
       if (key !== undefined) usedOverrides.add(key);
-      const built = buildOperation({ spec, doc, item, op, path, method, pointer, name, operationId, tags, source, security, base, cache, dialect, unmet, scan, override: key === undefined ? undefined : spec.overrides?.[key] });
+      const built = buildOperation({ spec, doc, item, op, path, method, pointer, name, operationId, tags, source, security, base, cache, dialect, unmet, scan: { scan, clean }, override: key === undefined ? undefined : spec.overrides?.[key] });
       for (const w of built.warnings) warnings.push(at(w.at, w.message));
       if ('skip' in built) {
         problems.push(at(built.skip.at, `${method.toUpperCase()} ${path}: ${built.skip.message}: skipped`));
@@ -211,7 +212,7 @@ interface BuildInput {
   /** Records an operation whose security cannot be met (one warning per reason, not per operation). */
   readonly unmet: (note: string, operation: string, pointer: string) => void;
   readonly override: ToolOverride | undefined;
-  readonly scan: DefinitionScanner;
+  readonly scan: { readonly scan: DefinitionScanner; readonly clean: WeakSet<object> };
 }
 
 interface Note {
@@ -342,7 +343,7 @@ function operation(b: BuildInput, warnings: Note[]): Omit<OperationDef, 'overrid
   const file: ToolFile = { ...base, ...idem, ...b.override, name: b.name, inputSchema, backends: base.backends };
   if (file.idempotent === undefined) delete file.idempotent;
   // Tool poisoning: the same checks as MCP tools' definitions, over what a model is shown (overrides applied).
-  const findings = definitionFindings({ name: file.name, description: file.description, inputSchema: file.inputSchema, outputSchema: file.outputSchema }, b.scan);
+  const findings = definitionFindings({ name: file.name, description: file.description, inputSchema: file.inputSchema, outputSchema: file.outputSchema }, b.scan.scan, b.scan.clean);
   return { spec: b.spec.name, name: b.name, operationId: b.operationId, method, path, pointer, tags: b.tags, file, plan, hash, findings };
 }
 
