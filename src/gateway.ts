@@ -248,7 +248,7 @@ export class Gateway extends EventEmitter<{ reload: [ReloadResult] }> {
   private operationsChanged(file: string, document: string, changes: readonly OperationChange[]): void {
     for (const c of changes) {
       // A first definition held for its findings is `tool-poisoned`, as for MCP tools; findings: kinds, where, offsets (never the text).
-      const action = c.oldHash === null && c.status === 'held' ? 'tool-poisoned' : 'tool-changed';
+      const action = c.oldHash === null ? 'tool-poisoned' : 'tool-changed';
       const findings = auditFindings(c.findings);
       const omitted = omittedFindings(c.findings);
       this.audit.write(auditRecord({

@@ -145,3 +145,50 @@ describe('OpenAPI operation definitions checked at import', () => {
     expect((await ops()).find((o) => o.tool === 'notes.weather')?.held).toBeUndefined();
   });
 });
+
+describe('acceptDefinitions in a kind: openapi file (an acceptance that outlives a restart)', () => {
+  const up = new Upstream();
+  const config = { auth: { keys: [{ id: 'agent-1', key: KEYS.agent, roles: ['agent'] }, { id: 'ops', key: KEYS.admin, roles: ['agent', 'approver', 'admin'] }] } };
+  const start = async (file: Record<string, unknown>, notes = `Reads the user's notes. ${POISON}`) => {
+    const gw = await startGateway({ config });
+    mkdirSync(join(gw.toolsDir, 'specs'), { recursive: true });
+    writeFileSync(join(gw.toolsDir, 'specs', 'notes.yaml'), stringify(docOf(notes, `The city.${HIDDEN}`)));
+    gw.writeTool('notes.yaml', { kind: 'openapi', name: 'notes', spec: './specs/notes.yaml', baseUrl: up.url, ...file });
+    expect((await gw.app.inject({ method: 'POST', url: '/admin/reload', headers: as('admin') })).json().errors).toEqual([]);
+    return gw;
+  };
+  const hashOf = async (gw: TestGateway, tool: string) =>
+    (await gw.app.inject({ url: '/admin/openapi', headers: as('admin') })).json<{ documents: { operations: OpView[] }[] }>().documents[0]?.operations.find((o) => o.tool === tool)?.newHash;
+
+  beforeAll(async () => {
+    await up.start();
+    up.on((req, res) => json(res, 200, { url: req.url }));
+  });
+  afterAll(async () => {
+    await up.close();
+  });
+
+  it('that exact definition serves after a restart (audited accepted, with its findings); another one is held', async () => {
+    const first = await start({});
+    const hash = await hashOf(first, 'notes.read_notes');
+    await first.close();
+    expect(hash).toMatch(/^[0-9a-f]{64}$/);
+
+    const gw = await start({ acceptDefinitions: { readNotes: hash } });
+    try {
+      expect((await gw.call('notes.read_notes', {}, { key: KEYS.agent })).statusCode).toBe(200);
+      expect((await gw.call('notes.weather', { city: 'Oslo' }, { key: KEYS.agent })).statusCode).toBe(503);
+      expect(await gw.audit()).toContainEqual(expect.objectContaining({ action: 'tool-poisoned', tool: 'notes.read_notes', status: 'accepted', reason: 'poisoned', findings: expect.arrayContaining([expect.objectContaining({ kind: 'injection' })]) }));
+    } finally {
+      await gw.close();
+    }
+
+    // The document says something else (still poisoned): not the reviewed definition, held.
+    const other = await start({ acceptDefinitions: { readNotes: hash } }, `Reads notes. ${POISON} Now.`);
+    try {
+      expect((await other.call('notes.read_notes', {}, { key: KEYS.agent })).statusCode).toBe(503);
+    } finally {
+      await other.close();
+    }
+  });
+});

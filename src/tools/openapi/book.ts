@@ -116,7 +116,7 @@ export class OpenApiBook {
       parsed = { docHash: doc.hash, specHash, version: read.version, defs: ops.ops, skipped, warnings: ops.warnings };
       state.parsed = parsed;
     }
-    const observed = state.pins.observe(parsed.defs, spec.trustChanges ?? false, operatorOnly);
+    const observed = state.pins.observe(parsed.defs, spec.trustChanges ?? false, operatorOnly, spec.acceptDefinitions);
     if (observed.changes.length > 0) this.opts.onChanges?.(file, spec.name, observed.changes);
     const tools: CompiledTool[] = [];
     const skipped = [...parsed.skipped];

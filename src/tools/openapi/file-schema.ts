@@ -26,6 +26,12 @@ const common = {
   ),
   auth: Type.Optional(Type.Record(Type.String(), Type.String(), { additionalProperties: false, description: 'securitySchemes by name → secret ("${env:KEY}"; basic: "user:pass"; oauth2: "clientId:clientSecret")' })),
   trustChanges: Type.Optional(Type.Boolean({ default: false, description: 'accept changed operations without an admin' })),
+  acceptDefinitions: Type.Optional(
+    Type.Record(Type.String({ minLength: 1 }), Type.String({ pattern: '^[0-9a-f]{64}$' }), {
+      description:
+        "tool name (or operationId) → the hash of an operation definition an admin reviewed: that exact definition is not held for the definition checks' findings (GET /admin/openapi and the accept answer give the hash). Acceptances through the admin route live in memory; this one outlives a restart.",
+    }),
+  ),
   timeoutMs: Type.Optional(Type.Integer({ minimum: 1, description: 'default timeout of the operations; config defaults.timeoutMs.http if absent' })),
   maxResponseBytes: Type.Optional(Type.Integer({ minimum: 1 })),
   resultGuards: Type.Optional(ResultGuardsSchema),

@@ -57,7 +57,7 @@ export class OperationPins {
    * not have), unless a change of the document is already held for it (that one stays held, now in
    * its edited form: an edit must not release it).
    */
-  observe(defs: readonly OperationDef[], trust: boolean, fileOnly = false): { served: ServedOperation[]; changes: OperationChange[] } {
+  observe(defs: readonly OperationDef[], trust: boolean, fileOnly = false, reviewed: Readonly<Record<string, string>> = {}): { served: ServedOperation[]; changes: OperationChange[] } {
     const served: ServedOperation[] = [];
     const changes: OperationChange[] = [];
     const hold = (pin: Pin, def: OperationDef, known: boolean) => {
@@ -71,6 +71,16 @@ export class OperationPins {
     };
     for (const def of defs) {
       let pin = this.pins.get(def.name);
+      const poisoned = def.findings.length > 0;
+      // `acceptDefinitions` names this exact definition: an admin reviewed it, it is not held for its findings.
+      const passed = poisoned && [def.name, def.name.slice(def.spec.length + 1), def.operationId].some((k) => k !== undefined && reviewed[k] === def.hash);
+      if (passed && pin?.accepted?.hash !== def.hash) {
+        const oldHash = pin?.accepted?.hash ?? null;
+        this.pins.set(def.name, { accepted: def });
+        served.push({ def });
+        changes.push({ tool: def.name, oldHash, newHash: def.hash, status: 'accepted', reason: 'poisoned', findings: def.findings });
+        continue;
+      }
       if (!pin) {
         pin = {};
         this.pins.set(def.name, pin);
@@ -89,7 +99,6 @@ export class OperationPins {
       }
       const known = pin.pending?.hash === def.hash;
       const oldHash = pin.accepted?.hash ?? null;
-      const poisoned = def.findings.length > 0;
       if (!poisoned && oldHash === null) {
         // A clean definition replacing one never accepted (held for its findings): nothing to review.
         pin.accepted = def;
