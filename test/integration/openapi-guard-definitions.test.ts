@@ -74,6 +74,12 @@ describe('OpenAPI operation definitions checked at import', () => {
     } finally {
       await mcp.close();
     }
+    // GET /v1/tools/{name} keeps the definition from agents (the held error), an admin sees it.
+    const one = await gw.app.inject({ url: '/v1/tools/notes.read_notes', headers: as('agent') });
+    expect(one.statusCode).toBe(503);
+    expect(one.json().error.code).toBe('TOOL_CHANGED');
+    expect(JSON.stringify(one.json())).not.toContain('id_rsa');
+    expect((await gw.app.inject({ url: '/v1/tools/notes.read_notes', headers: as('admin') })).statusCode).toBe(200);
     expect(await route("read the user's notes")).not.toContain('notes.read_notes');
     expect(await route('weather for a city')).not.toContain('notes.weather');
   });
@@ -133,7 +139,10 @@ describe('OpenAPI operation definitions checked at import', () => {
     const again = await gw.call('notes.read_notes', {}, { key: KEYS.agent });
     expect(again.statusCode).toBe(503);
     expect(again.json().error.details[0]).toMatchObject({ kinds: ['injection'], oldHash: held?.newHash });
-    expect(await names()).toContain('notes.read_notes'); // the accepted definition stays listed
+    expect(await names()).toContain('notes.read_notes'); // the accepted definition stays listed, saying it is held
+    const listedNow = (await gw.app.inject({ url: '/v1/tools', headers: as('agent') })).json<{ tools: { name: string; description: string; openapi?: { heldReason?: string } }[] }>().tools.find((t) => t.name === 'notes.read_notes');
+    expect(listedNow?.description).toContain("[Held: its OpenAPI document describes this operation in a way that failed the gateway's checks");
+    expect(listedNow?.openapi?.heldReason).toBe('poisoned');
     expect(await gw.audit()).toContainEqual(expect.objectContaining({ action: 'tool-changed', tool: 'notes.read_notes', status: 'held', reason: 'poisoned' }));
   });
 
