@@ -24,6 +24,7 @@ import { validateArguments } from './validate.js';
 import { reportCall, scrubError } from './report.js';
 import { applyGuards } from '../guards/index.js';
 import { guardResult, type ResultFinding } from '../guards/result/stage.js';
+import { guardErrorText } from '../guards/result/error-text.js';
 import { needsConfirmation } from '../confirm/rule.js';
 import type { Context } from '@opentelemetry/api';
 import type { Tracing } from '../tracing/index.js';
@@ -277,7 +278,9 @@ export class CallPipeline {
   /** A failed call: its idempotency key freed, its report written; the error as the client may see it. */
   private async failed(req: CallRequest, run: RunState, e: unknown): Promise<GatewayError> {
     if (run.idem) await this.idempotency.abandon(sessionKey(req.caller), run.idem.key).catch(() => undefined);
-    const err = isGatewayError(e) ? e : new GatewayError('INTERNAL', 'the call failed inside the gateway', { cause: e });
+    let err = isGatewayError(e) ? e : new GatewayError('INTERNAL', 'the call failed inside the gateway', { cause: e });
+    // An upstream's error text (its body, an MCP tool error) reaches the model too: the tool's result guards read it.
+    if (run.tool && (err.upstream !== undefined || err.code === 'UPSTREAM_ERROR')) err = guardErrorText(run.tool.resultGuards, err, { secrets: this.deps.secrets }, run.findings);
     const durationMs = Math.round(performance.now() - run.started);
     reportCall(this.deps, req, run.tool, run.callId, run.trail, { outcome: 'error', backend: run.backend ?? run.trail.tried.at(-1), durationMs, errorCode: err.code, argsDigest: run.argsDigest, findings: run.findings }, run.started);
     run.span?.fail(err);
