@@ -1,0 +1,55 @@
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startGateway, type TestGateway } from '../helpers/app.js';
+
+// Red team: results of a real MCP server (it returns whatever result it is given) that try to get a
+// secret or a card number past the result guards.
+
+const RAW = fileURLToPath(new URL('../fixtures/mcp/result-guard-server.mjs', import.meta.url));
+const KEY = 'AKIAQ3EGRTZ5LWXN4PKD';
+
+interface Ok { result: { content: { type: string; text?: string; mimeType?: string }[]; structuredContent?: Record<string, unknown> } }
+
+describe('red team: result guards on MCP results', () => {
+  let gw: TestGateway;
+  beforeAll(async () => {
+    gw = await startGateway({
+      tools: {
+        'raw.yaml': { kind: 'mcp-server', name: 'raw', transport: 'stdio', command: process.execPath, args: [RAW], prestart: true, overrides: { other: { resultGuards: [{ pii: ['card'], action: 'redact' }] } } },
+      },
+    });
+  });
+  afterAll(async () => {
+    await gw?.close();
+  });
+  const call = async (tool: string, result: unknown) => {
+    const r = await gw.call(tool, { result });
+    expect(r.statusCode).toBe(200);
+    return r;
+  };
+
+  it.each([
+    ['U+200E left-to-right mark', '\u200E'],
+    ['U+200F right-to-left mark', '\u200F'],
+    ['U+061C Arabic letter mark', '\u061C'],
+    ['U+00AD soft hyphen', '\u00AD'],
+    ['U+034F combining grapheme joiner', '\u034F'],
+    ['U+180E Mongolian vowel separator', '\u180E'],
+    ['U+3164 Hangul filler', '\u3164'],
+  ])('a key split by an invisible %s is whole again and redacted at the defaults', async (_name, ch) => {
+    const r = await call('raw.raw', { content: [{ type: 'text', text: `creds: ${KEY.slice(0, 8)}${ch}${KEY.slice(8)} ok` }] });
+    expect((r.json() as Ok).result.content[0]?.text).toBe('creds: [REDACTED:secret] ok');
+  });
+
+  it('keys of structuredContent: invisible characters stripped, a card number as a key redacted', async () => {
+    const r = await call('raw.other', { content: [{ type: 'text', text: 'ok' }], structuredContent: { ['note\u{E0049}\u{E0047}\u200B']: 1, '4111111111111111': 'x', '4111 1111 1111 1111': 'y' } });
+    const sc = (r.json() as Ok).result.structuredContent ?? {};
+    expect(Object.keys(sc)).toEqual(['note', '[REDACTED:card]', '[REDACTED:card]#2']);
+    expect(r.body).not.toContain('4111');
+  });
+
+  it('a card number sent as a JSON number in structuredContent is redacted', async () => {
+    const r = await call('raw.other', { content: [{ type: 'text', text: 'ok' }], structuredContent: { card: 4111111111111111, qty: 3, big: 1e308 } });
+    expect((r.json() as Ok).result.structuredContent).toEqual({ card: '[REDACTED:card]', qty: 3, big: 1e308 });
+  });
+});
