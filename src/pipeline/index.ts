@@ -24,7 +24,7 @@ import { validateArguments } from './validate.js';
 import { reportCall, scrubError } from './report.js';
 import { applyGuards } from '../guards/index.js';
 import { guardResult, type ResultFinding } from '../guards/result/stage.js';
-import { guardErrorText } from '../guards/result/error-text.js';
+import { guardErrorText, guardSideText } from '../guards/result/side-text.js';
 import { needsConfirmation } from '../confirm/rule.js';
 import type { Context } from '@opentelemetry/api';
 import type { Tracing } from '../tracing/index.js';
@@ -331,7 +331,7 @@ export class CallPipeline {
           requestId: req.requestId,
           signal: req.signal,
           onClientGone: req.onClientGone,
-          onProgress: req.onProgress,
+          onProgress: req.onProgress && guardedProgress(tool, req.onProgress, this.deps.secrets, call.findings),
           traceContext: req.traceContext,
           route: { caller: req.caller.id, headers: req.headers ?? EMPTY_HEADERS },
           secrets: this.deps.secrets,
@@ -382,4 +382,14 @@ export class CallPipeline {
     if (tool.cacheTtlSeconds > 0) void this.cache.put(cacheName(tool), args, result, tool.cacheTtlSeconds * 1000);
     if (tool.fallback && 'cache' in tool.fallback) void this.cache.putLastGood(cacheName(tool), args, result);
   }
+}
+
+/** Progress notes relayed with their upstream `message` through the tool's text guards (SSE events, the call record, /mcp). */
+function guardedProgress(tool: CompiledTool, relay: (p: ProgressNote) => void, secrets: ReadonlySet<string>, sink: ResultFinding[]): (p: ProgressNote) => void {
+  if (tool.resultGuards.text.length === 0) return relay;
+  return (p) => {
+    if (p.message === undefined) return relay(p);
+    const message = guardSideText(tool.resultGuards, p.message, '/progress/message', { secrets }, sink);
+    relay({ progress: p.progress, ...(p.total !== undefined ? { total: p.total } : {}), ...(message !== undefined ? { message } : {}) });
+  };
 }

@@ -75,7 +75,7 @@ describe('red team: result guards on error results', () => {
     expect(r.statusCode).toBe(502);
     expect((r.json() as ErrBody).error.code).toBe('UPSTREAM_ERROR');
     expect(r.body).not.toContain(AWS_KEY);
-    expect(r.body).toContain('[withheld by a result guard: secret]');
+    expect(r.body).toContain('[withheld by a result guard]');
   });
 
   it('an MCP tool error (isError: true) whose text carries a key: not shown on REST nor on /mcp', async () => {

@@ -53,3 +53,32 @@ describe('red team: result guards on MCP results', () => {
     expect((r.json() as Ok).result.structuredContent).toEqual({ card: '[REDACTED:card]', qty: 3, big: 1e308 });
   });
 });
+
+describe('red team: an MCP progress message of a long-running call', () => {
+  let gw: TestGateway;
+  beforeAll(async () => {
+    gw = await startGateway({
+      config: { calls: { progressIntervalMs: 50 } },
+      tools: { 'raw.yaml': { kind: 'mcp-server', name: 'raw', transport: 'stdio', command: process.execPath, args: [RAW], prestart: true, overrides: { raw: { async: true } } } },
+    });
+  });
+  afterAll(async () => {
+    await gw?.close();
+  });
+
+  it('is guarded in the SSE events stream and in GET /v1/calls/{id}, and audited', async () => {
+    const res = await gw.call('raw.raw', { progress: `step 1: using ${KEY}`, result: { content: [{ type: 'text', text: 'done' }] } });
+    expect(res.statusCode).toBe(202);
+    const { callId } = res.json() as { callId: string };
+    const events = await gw.app.inject({ method: 'GET', url: `/v1/calls/${callId}/events` });
+    expect(events.body).toContain('event: progress');
+    expect(events.body).toContain('step 1: using [REDACTED:secret]');
+    expect(events.body).not.toContain(KEY);
+    const rec = await gw.app.inject({ method: 'GET', url: `/v1/calls/${callId}` });
+    expect(rec.body).toContain('"status":"ok"');
+    expect(rec.body).not.toContain(KEY);
+    const audit = (await gw.audit()).filter((a) => a.callId === callId);
+    expect(JSON.stringify(audit.map(({ args: _args, ...rest }) => rest))).not.toContain(KEY); // the args are the caller's own
+    expect(audit.at(-1)?.findings).toEqual([expect.objectContaining({ kind: 'secret', action: 'redact', at: [expect.objectContaining({ path: '/progress/message' })] })]);
+  });
+});
