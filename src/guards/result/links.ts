@@ -42,6 +42,8 @@ const HTML_URL_ATTR = /\b(href|src|srcset|action|formaction|data|poster|backgrou
  * (`#removed:evil.example`) that a client resolves to its own page: nothing is fetched.
  */
 const MD_URL_AFTER = /\](?:\(|:)[ \t]{0,8}\n?[ \t>]{0,8}<?([^\s<>()]+)/g;
+/** CSS `url(…)` (a `style` attribute or block, `@import`) and a meta refresh's `0; url=…`: fetched or followed as the page renders. */
+const CSS_URL = /\burl\([ \t\n]{0,8}["']?([^\s"'()<>]+)|;[ \t]{0,8}url=["']?([^\s"'<>;]+)/gi;
 const HTML_URL_AFTER = /\b(?:href|src|srcset|action|formaction|data|poster|background|xlink:href)[ \t\n]{0,8}=[ \t\n]{0,8}["']?([^\s"'<>]+)/gi;
 
 /** Host globs: `example.com` is that host; `*.example.com` any host below it (not itself). */
@@ -177,7 +179,7 @@ export function findLinks(text: string, opts: LinksOptions, depth = 0): Hit[] {
   const removeUrl = (re: RegExp): void => {
     re.lastIndex = 0;
     for (let m = re.exec(text); m !== null; m = re.exec(text)) {
-      const token = m[1] ?? '';
+      const token = m[1] ?? m[2] ?? '';
       const v = judge(token, allowed);
       const end = m.index + m[0].length;
       if (!v.ok) add(end - token.length, end, `#removed:${v.host.replace(/[^a-zA-Z0-9.:-]/g, '')}`);
@@ -185,6 +187,7 @@ export function findLinks(text: string, opts: LinksOptions, depth = 0): Hit[] {
   };
   if (text.includes('](') || text.includes(']:')) removeUrl(MD_URL_AFTER);
   if (text.includes('=')) removeUrl(HTML_URL_AFTER);
+  if (/url[(=]/i.test(text)) removeUrl(CSS_URL);
   return resolveOverlaps(hits);
 }
 
