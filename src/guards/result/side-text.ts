@@ -44,7 +44,6 @@ export function guardErrorText(g: CompiledResultGuards, err: GatewayError, ctx: 
   return new GatewayError(err.code, message, {
     details,
     modelMessage,
-    cause: err,
     ...(err.retryAfterSeconds !== undefined ? { retryAfterSeconds: err.retryAfterSeconds } : {}),
     ...(err.upstream ? { upstream: err.upstream } : {}),
     ...(err.insufficientScope ? { insufficientScope: err.insufficientScope } : {}),
