@@ -48,6 +48,14 @@ describe('red team: result guards on MCP results', () => {
     expect(r.body).not.toContain('4111');
   });
 
+  it.each([
+    ['no-break spaces (U+00A0)', '4111\u00A01111\u00A01111\u00A01111'],
+    ['narrow no-break spaces (U+202F)', '4111\u202F1111\u202F1111\u202F1111'],
+  ])('a card number grouped with %s is redacted', async (_what, card) => {
+    const r = await call('raw.other', { content: [{ type: 'text', text: `paid with ${card}.` }] });
+    expect((r.json() as Ok).result.content[0]?.text).toBe('paid with [REDACTED:card].');
+  });
+
   it('a card number sent as a JSON number in structuredContent is redacted', async () => {
     const r = await call('raw.other', { content: [{ type: 'text', text: 'ok' }], structuredContent: { card: 4111111111111111, qty: 3, big: 1e308 } });
     expect((r.json() as Ok).result.structuredContent).toEqual({ card: '[REDACTED:card]', qty: 3, big: 1e308 });
