@@ -56,6 +56,12 @@ describe('red team: result guards on MCP results', () => {
     expect((r.json() as Ok).result.content[0]?.text).toBe('paid with [REDACTED:card].');
   });
 
+  it('a key written with JSON escapes in a text block (\\u0041KIA…, as a model decodes it) is redacted at the defaults', async () => {
+    const escaped = `{"aws": "\\u0041\\u004B${KEY.slice(2)}", "note": "caf\\u00e9"}`;
+    const r = await call('raw.raw', { content: [{ type: 'text', text: escaped }] });
+    expect((r.json() as Ok).result.content[0]?.text).toBe('{"aws": "[REDACTED:secret]", "note": "caf\\u00e9"}');
+  });
+
   it('a card number sent as a JSON number in structuredContent is redacted', async () => {
     const r = await call('raw.other', { content: [{ type: 'text', text: 'ok' }], structuredContent: { card: 4111111111111111, qty: 3, big: 1e308 } });
     expect((r.json() as Ok).result.structuredContent).toEqual({ card: '[REDACTED:card]', qty: 3, big: 1e308 });
