@@ -108,6 +108,25 @@ function headerValue(p: ParamPlan, v: unknown): string {
   return text(v, at);
 }
 
+/** The query names the operation sets itself: its declared query parameters and an apiKey sent in the query (lowercased: servers differ on case). */
+function takenQueryNames(plan: RequestPlan): Set<string> {
+  const names = new Set<string>();
+  for (const p of plan.params) if (p.in === 'query') names.add(p.name.toLowerCase());
+  for (const a of plan.auth) if (a.kind === 'apiKey' && a.in === 'query') names.add(a.name.toLowerCase());
+  return names;
+}
+
+/**
+ * A form-exploded object sends each property as its own query pair: a property named like another
+ * parameter (past its schema's limits) or like the API key's parameter would set that one instead.
+ */
+function checkExplodedKeys(p: ParamPlan, v: unknown, taken: ReadonlySet<string>): void {
+  if (p.style === 'deepObject' || !p.explode || v === null || typeof v !== 'object' || Array.isArray(v)) return;
+  for (const k of Object.keys(v)) {
+    if (taken.has(k.toLowerCase())) throw invalid(`/${p.name}/${k}`, `property '${k}' of '${p.name}' would be sent as the query parameter '${k}', which the operation sets itself`);
+  }
+}
+
 /** Builds the request; the auth plans' static credentials are added (an oauth2 token is the adapter's). */
 export function buildRequest(plan: RequestPlan, args: Readonly<Record<string, unknown>>): BuiltRequest {
   const byName = new Map(plan.params.map((p) => [p.name, p]));
@@ -129,9 +148,11 @@ export function buildRequest(plan: RequestPlan, args: Readonly<Record<string, un
 
   const query: string[] = [];
   const headers: Record<string, string> = {};
+  const taken = takenQueryNames(plan);
   for (const p of plan.params) {
     const v = args[p.name];
     if (v === undefined || p.in === 'path') continue;
+    if (p.in === 'query') checkExplodedKeys(p, v, taken);
     if (p.in === 'query') query.push(...queryPairs(p.name, p.style as FormFieldPlan['style'], p.explode, v, p.allowReserved ? encodeReserved : encodeStrict));
     else if (p.in === 'header') {
       const value = headerValue(p, v);

@@ -24,6 +24,7 @@ import { validateArguments } from './validate.js';
 import { reportCall, scrubError } from './report.js';
 import { applyGuards } from '../guards/index.js';
 import { guardResult, type ResultFinding } from '../guards/result/stage.js';
+import { guardErrorText, guardSideText } from '../guards/result/side-text.js';
 import { needsConfirmation } from '../confirm/rule.js';
 import type { Context } from '@opentelemetry/api';
 import type { Tracing } from '../tracing/index.js';
@@ -277,7 +278,9 @@ export class CallPipeline {
   /** A failed call: its idempotency key freed, its report written; the error as the client may see it. */
   private async failed(req: CallRequest, run: RunState, e: unknown): Promise<GatewayError> {
     if (run.idem) await this.idempotency.abandon(sessionKey(req.caller), run.idem.key).catch(() => undefined);
-    const err = isGatewayError(e) ? e : new GatewayError('INTERNAL', 'the call failed inside the gateway', { cause: e });
+    let err = isGatewayError(e) ? e : new GatewayError('INTERNAL', 'the call failed inside the gateway', { cause: e });
+    // An upstream's error text (its body, an MCP tool error) reaches the model too: the tool's result guards read it.
+    if (run.tool && (err.upstream !== undefined || err.code === 'UPSTREAM_ERROR')) err = guardErrorText(run.tool.resultGuards, err, { secrets: this.deps.secrets }, run.findings);
     const durationMs = Math.round(performance.now() - run.started);
     reportCall(this.deps, req, run.tool, run.callId, run.trail, { outcome: 'error', backend: run.backend ?? run.trail.tried.at(-1), durationMs, errorCode: err.code, argsDigest: run.argsDigest, findings: run.findings }, run.started);
     run.span?.fail(err);
@@ -328,7 +331,7 @@ export class CallPipeline {
           requestId: req.requestId,
           signal: req.signal,
           onClientGone: req.onClientGone,
-          onProgress: req.onProgress,
+          onProgress: req.onProgress && guardedProgress(tool, req.onProgress, this.deps.secrets, call.findings),
           traceContext: req.traceContext,
           route: { caller: req.caller.id, headers: req.headers ?? EMPTY_HEADERS },
           secrets: this.deps.secrets,
@@ -379,4 +382,14 @@ export class CallPipeline {
     if (tool.cacheTtlSeconds > 0) void this.cache.put(cacheName(tool), args, result, tool.cacheTtlSeconds * 1000);
     if (tool.fallback && 'cache' in tool.fallback) void this.cache.putLastGood(cacheName(tool), args, result);
   }
+}
+
+/** Progress notes relayed with their upstream `message` through the tool's text guards (SSE events, the call record, /mcp). */
+function guardedProgress(tool: CompiledTool, relay: (p: ProgressNote) => void, secrets: ReadonlySet<string>, sink: ResultFinding[]): (p: ProgressNote) => void {
+  if (tool.resultGuards.text.length === 0) return relay;
+  return (p) => {
+    if (p.message === undefined) return relay(p);
+    const message = guardSideText(tool.resultGuards, p.message, '/progress/message', { secrets }, sink);
+    relay({ progress: p.progress, ...(p.total !== undefined ? { total: p.total } : {}), ...(message !== undefined ? { message } : {}) });
+  };
 }

@@ -98,7 +98,9 @@ async function loadOpenApi(file: string, raw: object, lineOf: (p: string) => num
     out = await book.load({ file, toolsDir: ctx.dir, spec: expanded, lineOf, defaults: ctx.defaults, ajv: schemaAjv, urlAsWritten, lookup: ctx.lookup });
   } catch (e) {
     // A parser bug on a hostile document must not fail the reload of every other file.
-    return { tools: [], problems: [{ file, path: '', message: `cannot import the document: ${e instanceof Error ? e.message : String(e)}` }] };
+    // A stack overflow is a document nested deeper than the parser can walk: say that, not the engine's words.
+    const why = e instanceof RangeError && /call stack/i.test(e.message) ? 'it is nested too deeply to parse (thousands of levels)' : e instanceof Error ? e.message : String(e);
+    return { tools: [], problems: [{ file, path: '', message: `cannot import the document: ${why}` }] };
   }
   return { tools: out.tools, problems: out.problems, ...(out.summary ? { openapi: out.summary } : {}), ...(out.warnings ? { warnings: [...out.warnings] } : {}) };
 }

@@ -7,13 +7,16 @@ export type InvisibleAction = 'strip' | 'flag' | 'refuse';
  * Characters that render as nothing yet reach the model: the Unicode tags block (U+E0000–E007F,
  * "ASCII smuggling"), zero-width space, non-joiner and joiner (U+200B–U+200D), word joiner and the
  * invisible operators (U+2060–U+2064), the byte-order mark anywhere but at the start (U+FEFF), and
- * the bidi embeddings, overrides and isolates (U+202A–U+202E, U+2066–U+2069, "Trojan Source").
+ * the bidi embeddings, overrides and isolates (U+202A–U+202E, U+2066–U+2069, "Trojan Source"),
+ * the bidi marks (U+200E, U+200F, U+061C) and the other blanks that split a token unseen: soft
+ * hyphen U+00AD, combining grapheme joiner U+034F, Mongolian vowel separator U+180E, Hangul fillers
+ * U+3164 and U+FFA0.
  * A run of them is one span. Also runs of two or more variation selectors (U+FE00–FE0F,
  * U+E0100–E01EF): text never has two in a row, while "emoji smuggling" hides one byte in each.
  * Character classes only: linear in the text.
  */
-const INVISIBLE = /(?:[\u200B-\u200D\u2060-\u2064\u202A-\u202E\u2066-\u2069\uFEFF]|\uDB40[\uDC00-\uDC7F])+|(?:[\uFE00-\uFE0F]|\uDB40[\uDD00-\uDDEF]){2,}/g;
-const ANY = /[\u200B-\u200D\u2060-\u2064\u202A-\u202E\u2066-\u2069\uFEFF\uDB40]|[\uFE00-\uFE0F]{2}/;
+const INVISIBLE = /(?:[\u00AD\u034F\u061C\u180E\u200B-\u200F\u2060-\u2064\u202A-\u202E\u2066-\u2069\u3164\uFEFF\uFFA0]|\uDB40[\uDC00-\uDC7F])+|(?:[\uFE00-\uFE0F]|\uDB40[\uDD00-\uDDEF]){2,}/g;
+const ANY = /[\u00AD\u034F\u061C\u180E\u200B-\u200F\u2060-\u2064\u202A-\u202E\u2066-\u2069\u3164\uFEFF\uFFA0\uDB40]|[\uFE00-\uFE0F]{2}/;
 const PICTOGRAPHIC = /\p{Extended_Pictographic}/u;
 /** A lone ZWJ between two pictographs (👨‍👩‍👧) is part of an emoji, not hidden text. */
 function emojiJoiner(text: string, start: number, end: number): boolean {

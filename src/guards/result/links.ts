@@ -34,6 +34,18 @@ const AUTOLINK = /<([a-zA-Z][a-zA-Z0-9+.-]{1,31}:[^\s<>]{1,4096})>/g;
 const HTML_TAG = /<([a-zA-Z][a-zA-Z0-9]{0,15})\b([^<>]{1,4096})>/g;
 const HTML_URL_ATTR = /\b(href|src|srcset|action|formaction|data|poster|background|xlink:href)[ \t\n]{0,8}=[ \t\n]{0,8}(?:"([^"]{0,4096})"|'([^']{0,4096})'|([^\s"'>]{1,4096}))/gi;
 
+/**
+ * Catch-alls without the length and nesting limits of the expressions above (a client has none):
+ * the URL right after a markdown `](` or `]:` (one line break allowed, as CommonMark does), and
+ * after an HTML URL attribute's `=` wherever it stands (a `>` or `<` inside another attribute's
+ * quotes hides the tag from HTML_TAG). Only the URL token is judged and replaced, by a fragment
+ * (`#removed:evil.example`) that a client resolves to its own page: nothing is fetched.
+ */
+const MD_URL_AFTER = /\](?:\(|:)[ \t]{0,8}\n?[ \t>]{0,8}<?([^\s<>()]+)/g;
+/** CSS `url(…)` (a `style` attribute or block, `@import`) and a meta refresh's `0; url=…`: fetched or followed as the page renders. */
+const CSS_URL = /\burl\([ \t\n]{0,8}["']?([^\s"'()<>]+)|;[ \t]{0,8}url=["']?([^\s"'<>;]+)/gi;
+const HTML_URL_AFTER = /\b(?:href|src|srcset|action|formaction|data|poster|background|xlink:href)[ \t\n]{0,8}=[ \t\n]{0,8}["']?([^\s"'<>]+)/gi;
+
 /** Host globs: `example.com` is that host; `*.example.com` any host below it (not itself). */
 function hostMatcher(globs: readonly string[]): (host: string) => boolean {
   const exact = new Set<string>();
@@ -56,10 +68,10 @@ const ENTITY = /&(?:#[xX]([0-9a-fA-F]{1,6})|#([0-9]{1,7})|([a-zA-Z]{2,8}));?|\\(
  * A URL as the client reads it: HTML character references (`&#104;ttps`, `https&colon;//`) and
  * markdown backslash escapes decoded, as a renderer does before following it.
  */
-function decoded(raw: string): string {
+function decoded(raw: string, markdownEscapes = true): string {
   if (!raw.includes('&') && !raw.includes('\\')) return raw;
   return raw.replace(ENTITY, (m, hex?: string, dec?: string, name?: string, escaped?: string) => {
-    if (escaped !== undefined) return escaped;
+    if (escaped !== undefined) return markdownEscapes ? escaped : m;
     if (name !== undefined) return NAMED[name.toLowerCase()] ?? m;
     const cp = hex !== undefined ? parseInt(hex, 16) : Number(dec);
     return cp > 0 && cp <= 0x10ffff ? String.fromCodePoint(cp) : m;
@@ -78,7 +90,13 @@ type Verdict = { readonly ok: true } | { readonly ok: false; readonly host: stri
 
 /** Whether `raw` may stay, and if not its host (for the placeholder) and defanged text. */
 function judge(given: string, allowed: (host: string) => boolean): Verdict {
-  const raw = decoded(given);
+  const md = judgeOne(decoded(given), allowed);
+  if (!md.ok || !given.includes('\\')) return md;
+  // Raw HTML is not markdown: there `\\evil.example` keeps both backslashes (a protocol-relative URL).
+  return judgeOne(decoded(given, false), allowed);
+}
+
+function judgeOne(raw: string, allowed: (host: string) => boolean): Verdict {
   let url: URL;
   try {
     url = new URL(raw.trim(), RELATIVE_BASE);
@@ -101,7 +119,7 @@ function judge(given: string, allowed: (host: string) => boolean): Verdict {
 const imageText = (host: string): string => `[image removed: ${host}]`;
 
 export function findLinks(text: string, opts: LinksOptions, depth = 0): Hit[] {
-  if (!text.includes(':') && !text.includes('/')) return [];
+  if (!text.includes(':') && !text.includes('/') && !text.includes('\\')) return []; // `\\host` is `//host` to a browser
   const allowed = matcherOf(opts);
   const hits: Hit[] = [];
   const add = (start: number, end: number, replacement: string): void => {
@@ -157,6 +175,19 @@ export function findLinks(text: string, opts: LinksOptions, depth = 0): Hit[] {
       add(m.index, m.index + m[0].length, FETCHING.test(tag) ? imageText(bad.host) : `[${bad.defanged}]`);
     }
   }
+  // Catch-alls last: where a construct above already matched, its (earlier) hit wins.
+  const removeUrl = (re: RegExp): void => {
+    re.lastIndex = 0;
+    for (let m = re.exec(text); m !== null; m = re.exec(text)) {
+      const token = m[1] ?? m[2] ?? '';
+      const v = judge(token, allowed);
+      const end = m.index + m[0].length;
+      if (!v.ok) add(end - token.length, end, `#removed:${v.host.replace(/[^a-zA-Z0-9.:-]/g, '')}`);
+    }
+  };
+  if (text.includes('](') || text.includes(']:')) removeUrl(MD_URL_AFTER);
+  if (text.includes('=')) removeUrl(HTML_URL_AFTER);
+  if (/url[(=]/i.test(text)) removeUrl(CSS_URL);
   return resolveOverlaps(hits);
 }
 

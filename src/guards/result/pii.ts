@@ -35,7 +35,8 @@ function emails(text: string, hits: Hit[]): void {
 }
 
 // --- payment card -------------------------------------------------------------------------------
-const CARD = /(?<![0-9A-Za-z.,_/-])[2-6][0-9]{3}(?:[ -]?[0-9]){9,15}(?![0-9A-Za-z_]|[.,-][0-9])/g;
+// Separators: a space, a no-break space (U+00A0, U+202F: French and other locales group digits with them) or a dash.
+const CARD = /(?<![0-9A-Za-z.,_/-])[2-6][0-9]{3}(?:[ \u00A0\u202F-]?[0-9]){9,15}(?![0-9A-Za-z_]|[.,-][0-9])/g;
 
 export function luhn(digits: string): boolean {
   let sum = 0;
@@ -67,9 +68,9 @@ function issuer(d: string): boolean {
 
 /** Separators as cards are written: none, or one kind in groups of 4 (4-6-4 / 4-6-5 for Amex and Diners). */
 function cardGrouping(raw: string): boolean {
-  const groups = raw.split(/[ -]/);
+  const groups = raw.split(/[ \u00A0\u202F-]/);
   if (groups.length === 1) return true;
-  if (raw.includes(' ') && raw.includes('-')) return false;
+  if (/[ \u00A0\u202F]/.test(raw) && raw.includes('-')) return false;
   const lens = groups.map((g) => g.length).join(',');
   return /^(?:4,)+[1-4]$|^(?:4,)*4$/.test(lens) || lens === '4,6,4' || lens === '4,6,5';
 }
@@ -77,7 +78,7 @@ function cardGrouping(raw: string): boolean {
 function cards(text: string, hits: Hit[]): void {
   CARD.lastIndex = 0;
   for (let m = CARD.exec(text); m !== null; m = CARD.exec(text)) {
-    const digits = m[0].replace(/[ -]/g, '');
+    const digits = m[0].replace(/[ \u00A0\u202F-]/g, '');
     if (digits.length < 13 || digits.length > 19 || !issuer(digits) || !cardGrouping(m[0]) || /^(\d)\1+$/.test(digits) || !luhn(digits)) continue;
     hits.push({ start: m.index, end: m.index + m[0].length, kind: 'card' });
   }

@@ -137,7 +137,39 @@ function pemBlocks(text: string, hits: Hit[]): void {
   }
 }
 
+/** `\u0041`-style escapes of printable ASCII, as JSON (and JavaScript) text may write any character. */
+const ASCII_ESCAPE = /\\u00([2-7][0-9a-fA-F])/g;
+
+/**
+ * Secrets written with JSON escapes (`\u0041KIA…`: a model reading JSON text decodes them): the
+ * text with those escapes decoded, searched, and each hit mapped back to the escaped original.
+ */
+function escapedSecrets(text: string, ctx: ScanContext): Hit[] {
+  if (!text.includes('\\u00')) return [];
+  let view = '';
+  const at: number[] = []; // at[i]: where view[i] starts in text
+  let pos = 0;
+  ASCII_ESCAPE.lastIndex = 0;
+  for (let m = ASCII_ESCAPE.exec(text); m !== null; m = ASCII_ESCAPE.exec(text)) {
+    const code = parseInt(m[1] ?? '', 16);
+    if (code < 0x20 || code > 0x7e) continue;
+    for (let i = pos; i < m.index; i++) at.push(i);
+    view += text.slice(pos, m.index) + String.fromCharCode(code);
+    at.push(m.index);
+    pos = m.index + m[0].length;
+  }
+  if (pos === 0) return [];
+  for (let i = pos; i < text.length; i++) at.push(i);
+  view += text.slice(pos);
+  at.push(text.length);
+  return findDirect(view, ctx).map((h) => ({ ...h, start: at[h.start] ?? 0, end: at[h.end] ?? text.length }));
+}
+
 export function findSecrets(text: string, ctx: ScanContext): Hit[] {
+  return resolveOverlaps([...findDirect(text, ctx), ...escapedSecrets(text, ctx)]);
+}
+
+function findDirect(text: string, ctx: ScanContext): Hit[] {
   const hits: Hit[] = [];
   const own = secretMatcher(ctx.secrets);
   if (!own.empty) for (const [start, end] of own.ranges(text)) hits.push({ start, end, kind: 'secret' });

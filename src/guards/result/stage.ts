@@ -142,15 +142,32 @@ function clean(g: CompiledResultGuards, text: string, ctx: StageContext): boolea
 /** The strings `walk` would read, in its order (`inBlock`: a content block, or a resource in one). Depth is bounded by normalize (limits.maxResultDepth). */
 function collect(v: unknown, out: string[], inBlock: boolean): void {
   if (typeof v === 'string') out.push(v);
-  else if (Array.isArray(v)) for (const x of v) collect(x, out, false);
+  else if (typeof v === 'number') {
+    if (digitRun(v)) out.push(String(v));
+  } else if (Array.isArray(v)) for (const x of v) collect(x, out, false);
   else if (v !== null && typeof v === 'object') {
-    for (const [k, x] of Object.entries(v)) if (!(inBlock && NOT_TEXT.has(k))) collect(x, out, inBlock && k === 'resource');
+    for (const [k, x] of Object.entries(v)) {
+      if (inBlock && NOT_TEXT.has(k)) continue;
+      if (!inBlock) out.push(k);
+      collect(x, out, inBlock && k === 'resource');
+    }
   }
+}
+
+/** A JSON number a model reads as a digit run (a card or phone number sent as a number): scanned as its text. */
+function digitRun(n: number): boolean {
+  return Number.isSafeInteger(n) && Math.abs(n) >= 10_000_000;
 }
 
 /** Every string under `v`, rewritten by `scan`; the same object where nothing changed. `path` is the pointer's segments, kept as a stack. */
 function walk(v: unknown, path: (string | number)[], scan: (s: string) => string, inBlock: boolean): unknown {
   if (typeof v === 'string') return scan(v);
+  if (typeof v === 'number') {
+    if (!digitRun(v)) return v;
+    const text = String(v);
+    const next = scan(text);
+    return next === text ? v : next; // redacted: a string now (safety over shape)
+  }
   if (Array.isArray(v)) {
     let copy: unknown[] | undefined;
     for (let i = 0; i < v.length; i++) {
@@ -163,15 +180,29 @@ function walk(v: unknown, path: (string | number)[], scan: (s: string) => string
   }
   if (v === null || typeof v !== 'object') return v;
   let copy: Record<string, unknown> | undefined;
+  let renamed: [string, string][] | undefined;
   for (const [k, x] of Object.entries(v)) {
     if (inBlock && NOT_TEXT.has(k)) continue;
     path.push(k);
+    // Keys of structured data reach the model as much as values do (content blocks' keys are the protocol's).
+    const key = inBlock ? k : scan(k);
     // A resource block's own object: its `blob` is base64 too.
     const next = walk(x, path, scan, inBlock && k === 'resource');
     path.pop();
+    if (key !== k) (renamed ??= []).push([k, key]);
     if (next !== x) (copy ??= { ...(v as Record<string, unknown>) })[k] = next;
   }
-  return copy ?? v;
+  if (renamed === undefined) return copy ?? v;
+  const src = copy ?? (v as Record<string, unknown>);
+  const names = new Map(renamed);
+  const out: Record<string, unknown> = {};
+  for (const [k, x] of Object.entries(src)) {
+    let key = names.get(k) ?? k;
+    // Two keys redacted alike stay two keys.
+    for (let n = 2; Object.prototype.hasOwnProperty.call(out, key); n++) key = `${names.get(k) ?? k}#${n}`;
+    out[key] = x;
+  }
+  return out;
 }
 
 function escapePointer(k: string): string {

@@ -191,13 +191,43 @@ export function applySpans(
     parts.push(buf.subarray(pos));
     target.set(Buffer.concat(parts).toString('utf8'));
   }
-  // Longest first, so a value that contains another is replaced whole.
-  const values = [...removed.entries()].sort((a, b) => b[0].length - a[0].length);
-  const everywhere = (t: string) => values.reduce((acc, [v, placeholder]) => (acc.includes(v) ? acc.split(v).join(placeholder) : acc), t);
+  const everywhere = replacerOf(removed);
   const content = copy.content.map((b) => replaceStrings(b, everywhere, true)) as ToolResult['content'];
   const out: ToolResult = { content, isError: result.isError };
   if (copy.structuredContent !== undefined) out.structuredContent = replaceStrings(copy.structuredContent, everywhere, false) as Record<string, unknown>;
   return { result: out, located };
+}
+
+/**
+ * Every occurrence of the redacted values replaced in one pass over a string: candidates by their
+ * first PROPAGATE_MIN characters, the longest that matches at a position wins. A search per value
+ * would cost values × text (1,000 spans on a 1 MiB result: seconds with the event loop blocked).
+ */
+function replacerOf(removed: ReadonlyMap<string, string>): (t: string) => string {
+  if (removed.size === 0) return (t) => t;
+  const byPrefix = new Map<string, [string, string][]>();
+  for (const [value, placeholder] of removed) {
+    const key = value.slice(0, PROPAGATE_MIN);
+    const list = byPrefix.get(key);
+    if (list) list.push([value, placeholder]);
+    else byPrefix.set(key, [[value, placeholder]]);
+  }
+  for (const list of byPrefix.values()) list.sort((a, b) => b[0].length - a[0].length);
+  return (t) => {
+    let out = '';
+    let pos = 0;
+    for (let i = 0; i + PROPAGATE_MIN <= t.length; ) {
+      const hit = byPrefix.get(t.slice(i, i + PROPAGATE_MIN))?.find(([v]) => t.startsWith(v, i));
+      if (hit === undefined) {
+        i++;
+        continue;
+      }
+      out += t.slice(pos, i) + hit[1];
+      i += hit[0].length;
+      pos = i;
+    }
+    return pos === 0 ? t : out + t.slice(pos);
+  };
 }
 
 /** A string inside the (copied) result at a JSON pointer, readable and writable; undefined when there is none or it is not text. */

@@ -65,7 +65,7 @@ const WILDCARD_TYPE = /^(\*|application)\/\*\s*(?:;|$)/;
 const FORM_TYPE = /^application\/x-www-form-urlencoded\s*(?:;|$)/i;
 /** Header parameters OpenAPI says are ignored (the request sets them), and those that would choose the host or frame the message. */
 const IGNORED_HEADERS = new Set(['accept', 'content-type', 'authorization']);
-const FORBIDDEN_HEADERS = new Set(['host', 'x-forwarded-host', 'forwarded', 'content-length', 'transfer-encoding', 'connection', 'keep-alive', 'upgrade', 'te', 'trailer', 'proxy-authorization', 'cookie', 'x-request-id', 'traceparent', 'tracestate']);
+const FORBIDDEN_HEADERS = new Set(['host', 'x-forwarded-host', 'forwarded', 'content-length', 'transfer-encoding', 'connection', 'keep-alive', 'upgrade', 'te', 'trailer', 'proxy-authorization', 'cookie', 'expect', 'x-request-id', 'traceparent', 'tracestate']);
 const STYLES: Record<ParamLocation, readonly ParamStyle[]> = {
   path: ['simple', 'label', 'matrix'],
   query: ['form', 'spaceDelimited', 'pipeDelimited', 'deepObject'],

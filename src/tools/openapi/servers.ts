@@ -12,10 +12,12 @@ export function baseOf(spec: OpenApiFile, doc: OpenApiDocument): Base {
   if (spec.baseUrl !== undefined) return parseBase(spec.baseUrl, 'baseUrl', 'baseUrl');
   const servers = Array.isArray(doc['servers']) ? (doc['servers'] as unknown[]) : [];
   const first = servers[0] as Record<string, unknown> | undefined;
-  const raw = typeof first?.['url'] === 'string' ? first['url'] : '/';
+  const given = typeof first?.['url'] === 'string' ? first['url'] : '/';
+  // Problems quote the server as written, but never its userinfo (a password would reach logs, audit and `check`).
+  const raw = given.replace(/^([a-z][a-z0-9+.-]*:\/\/)[^/?#]*@/i, '$1…@');
   const variables = first?.['variables'] !== null && typeof first?.['variables'] === 'object' ? (first['variables'] as Record<string, Record<string, unknown>>) : {};
   let bad: string | undefined;
-  const url = raw.replace(/\{([^{}]+)\}/g, (_m, name: string) => {
+  const url = given.replace(/\{([^{}]+)\}/g, (_m, name: string) => {
     const v = variables[name];
     const value = spec.serverVariables?.[name] ?? (typeof v?.['default'] === 'string' ? v['default'] : undefined);
     if (value === undefined) bad ??= `server variable {${name}} has no value: set serverVariables.${name}`;
