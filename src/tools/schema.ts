@@ -31,7 +31,27 @@ const HttpBackend = Obj({
   maxResponseBytes: Type.Optional(PositiveInt()),
 });
 
-const Backend = Obj({
+/** An active health check of a backend. */
+export const BackendProbe = Type.Optional(
+  Obj(
+    {
+      http: Type.Optional(
+        Obj({
+          path: Type.String({ pattern: '^/', description: "requested (GET) on the backend URL's scheme and host" }),
+          expectStatus: Type.Optional(Type.Integer({ minimum: 100, maximum: 599, description: 'default: any 2xx' })),
+        }),
+      ),
+      mcpPing: Type.Optional(Type.Literal(true, { description: "an MCP ping to the backend's server" })),
+      intervalMs: Type.Integer({ minimum: 100 }),
+      healthyAfter: Type.Optional(Type.Integer({ minimum: 1, description: 'consecutive successes that put an unhealthy backend back (default 2)' })),
+      unhealthyAfter: Type.Optional(Type.Integer({ minimum: 1, description: 'consecutive failures that take it out of routing (default 3)' })),
+    },
+    'an active health check: one of http or mcpPing',
+  ),
+);
+
+/** The routing fields of a backend (shared with a `kind: openapi` file's `backends:` entries). */
+export const BackendRoutingFields = {
   id: Type.String({ pattern: '^[A-Za-z0-9_.-]+$', minLength: 1, maxLength: 64 }),
   weight: Type.Optional(Type.Number({ minimum: 0, description: 'share among healthy backends of the same priority' })),
   priority: Type.Optional(Type.Integer({ minimum: 0, description: 'lower first' })),
@@ -45,27 +65,15 @@ const Backend = Obj({
       'this backend serves only matching requests, and matching requests only such backends',
     ),
   ),
+};
+
+const Backend = Obj({
+  ...BackendRoutingFields,
   http: Type.Optional(HttpBackend),
   credentials: Type.Optional(CredentialsSchema),
   mcp: Type.Optional(Obj({ server: Type.String({ minLength: 1 }), tool: Type.String({ minLength: 1 }) })),
   builtin: Type.Optional(Type.String({ minLength: 1, description: 'an in-process tool: echo, delay, fetch (GET of the url argument, on connections pinned to checked addresses)' })),
-  probe: Type.Optional(
-    Obj(
-      {
-        http: Type.Optional(
-          Obj({
-            path: Type.String({ pattern: '^/', description: "requested (GET) on the backend URL's scheme and host" }),
-            expectStatus: Type.Optional(Type.Integer({ minimum: 100, maximum: 599, description: 'default: any 2xx' })),
-          }),
-        ),
-        mcpPing: Type.Optional(Type.Literal(true, { description: "an MCP ping to the backend's server" })),
-        intervalMs: Type.Integer({ minimum: 100 }),
-        healthyAfter: Type.Optional(Type.Integer({ minimum: 1, description: 'consecutive successes that put an unhealthy backend back (default 2)' })),
-        unhealthyAfter: Type.Optional(Type.Integer({ minimum: 1, description: 'consecutive failures that take it out of routing (default 3)' })),
-      },
-      'an active health check: one of http or mcpPing',
-    ),
-  ),
+  probe: BackendProbe,
 });
 
 const ArgPath = Type.String({ minLength: 1, description: 'the argument checked: a name, a dotted path or a JSON pointer' });

@@ -18,16 +18,17 @@ export function compileOperation(def: OperationDef, ctx: CompileContext): Compil
   return {
     ...compiled,
     providerName: providerNameOf(def.name),
-    backends: compiled.backends.map((b) =>
-      b.target.kind !== 'http'
-        ? b
-        : {
-            ...b,
-            // The plan is part of the backend's definition: a changed operation starts a new breaker.
-            hash: sha256Hex(`${b.hash}\0${def.hash}`),
-            target: { ...b.target, openapi: def.plan, ...(oauth?.kind === 'oauth2' ? { credentials: oauth.credentials } : {}) },
-          },
-    ),
+    backends: compiled.backends.map((b) => {
+      if (b.target.kind !== 'http') return b;
+      // The same plan on every backend, each on its own origin and base path.
+      const at = def.origins?.get(b.id) ?? def.plan;
+      return {
+        ...b,
+        // The plan is part of the backend's definition: a changed operation starts a new breaker.
+        hash: sha256Hex(`${b.hash}\0${def.hash}`),
+        target: { ...b.target, openapi: { ...def.plan, origin: at.origin, basePath: at.basePath }, ...(oauth?.kind === 'oauth2' ? { credentials: oauth.credentials } : {}) },
+      };
+    }),
     openapi: { spec: def.spec, operationId: def.operationId, method: def.method, path: def.path, hash: def.hash },
   };
 }

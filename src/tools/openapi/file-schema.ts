@@ -1,6 +1,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import { ToolOverrideSchema } from '../mcp-server-schema.js';
 import { ResultGuardsSchema } from '../result-guards-schema.js';
+import { BackendProbe, BackendRoutingFields } from '../schema.js';
 
 /**
  * `kind: openapi` (SPEC §6): an OpenAPI document (3.0, 3.1, or Swagger 2.0 converted) whose
@@ -15,6 +16,22 @@ const common = {
   kind: Type.Literal('openapi'),
   name: Type.String({ pattern: '^[a-z0-9_-]+(\\.[a-z0-9_-]+)*$', maxLength: 64, description: 'prefix of the tool names: <name>.<operation>' }),
   baseUrl: Type.Optional(Type.String({ pattern: '^https?://', description: 'where the calls go; else the document\'s first server (its variables at their defaults, or serverVariables)' })),
+  backends: Type.Optional(
+    Type.Array(
+      Type.Object(
+        {
+          ...BackendRoutingFields,
+          baseUrl: Type.String({ pattern: '^https?://', description: 'where this backend\'s calls go' }),
+          probe: BackendProbe,
+        },
+        { additionalProperties: false },
+      ),
+      {
+        minItems: 1,
+        description: 'instead of baseUrl: several origins of the same API; each operation gets one backend per entry (weight, priority, cost, match and probe as in a tool file)',
+      },
+    ),
+  ),
   serverVariables: Type.Optional(Type.Record(Type.String(), Type.String(), { additionalProperties: false, description: 'values of the first server\'s {variables}' })),
   include: Globs('globs on operationId, tag or "METHOD /path": only these operations become tools'),
   exclude: Globs('globs on operationId, tag or "METHOD /path": these operations are left out'),

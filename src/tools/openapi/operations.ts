@@ -13,7 +13,7 @@ import type { ParamPlan, RequestPlan } from './plan.js';
 import { Skip, bodyPlan, outputSchema, paramPlan, paramSchema, unresolved, type Note } from './request-shape.js';
 import { SchemaCache, SchemaProblem, SchemaWriter, type Dialect } from './schema-convert.js';
 import { chooseSecurity, type SecurityContext } from './security.js';
-import { baseOf } from './servers.js';
+import { backendsOf, type OperationBackend } from './servers.js';
 
 /** One operation of a document as a tool definition, before compiling. */
 export interface OperationDef {
@@ -32,7 +32,10 @@ export interface OperationDef {
   readonly file: ToolFile;
   /** The key of `overrides` that applied, if any (for problems' pointers into the spec file). */
   readonly overrideKey: string | undefined;
+  /** The request plan, on the first backend's origin. */
   readonly plan: RequestPlan;
+  /** Each backend's origin and base path by backend id (the plan is the same on every one). */
+  readonly origins?: ReadonlyMap<string, { readonly origin: string; readonly basePath: string }>;
   /** Digest of what the document says of the operation (name, description, schemas, side effect, request shape, origin, schemes): the pin. */
   readonly hash: string;
   /** The definition checks' findings (instructions to the model, invisible characters) in what a model is shown of it: any holds it. */
@@ -81,8 +84,10 @@ export function operationDefs(spec: OpenApiFile, doc: OpenApiDocument, lineOf: (
     return line === undefined ? { file: specFile, path, message } : { file: specFile, line, path, message };
   };
 
-  const base = baseOf(spec, doc);
-  if ('problem' in base) return { ops: [], problems: [base.at === 'baseUrl' ? inSpec('/baseUrl', base.problem) : at('/servers', base.problem)], warnings };
+  const routed = backendsOf(spec, doc);
+  if ('problem' in routed) return { ops: [], problems: [routed.in === 'file' ? inSpec(routed.path, routed.problem) : at(routed.path, routed.problem)], warnings };
+  const backends = routed.backends;
+  const base = backends[0]!;
   const components = isRec(doc['components']) ? doc['components'] : {};
   const schemes = isRec(components['securitySchemes']) ? components['securitySchemes'] : {};
   for (const name of Object.keys(spec.auth ?? {})) {
@@ -139,7 +144,7 @@ export function operationDefs(spec: OpenApiFile, doc: OpenApiDocument, lineOf: (
       byName.set(name, pointer);
       const key = [operationId, local, name].find((k) => k !== undefined && spec.overrides?.[k] !== undefined);
       if (key !== undefined) usedOverrides.add(key);
-      const built = buildOperation({ spec, doc, item, op, path, method, pointer, name, operationId, tags, source, security, base, cache, dialect, unmet, scan: { scan, clean }, override: key === undefined ? undefined : spec.overrides?.[key] });
+      const built = buildOperation({ spec, doc, item, op, path, method, pointer, name, operationId, tags, source, security, backends, cache, dialect, unmet, scan: { scan, clean }, override: key === undefined ? undefined : spec.overrides?.[key] });
       for (const w of built.warnings) warnings.push(at(w.at, w.message));
       if ('skip' in built) {
         problems.push(at(built.skip.at, `${method.toUpperCase()} ${path}: ${built.skip.message}: skipped`));
@@ -194,7 +199,8 @@ interface BuildInput {
   readonly tags: readonly string[];
   readonly source: OperationSource;
   readonly security: SecurityContext;
-  readonly base: { origin: string; basePath: string };
+  /** Where the calls go: one backend per entry, the first one's origin in `plan`. */
+  readonly backends: readonly OperationBackend[];
   readonly cache: SchemaCache;
   readonly dialect: Dialect;
   /** Records an operation whose security cannot be met (one warning per reason, not per operation). */
@@ -288,8 +294,8 @@ function operation(b: BuildInput, warnings: Note[]): Omit<OperationDef, 'overrid
   const description = describe(op, method, path);
   const plan: RequestPlan = {
     method,
-    origin: b.base.origin,
-    basePath: b.base.basePath,
+    origin: b.backends[0]!.origin,
+    basePath: b.backends[0]!.basePath,
     path,
     params: sent,
     ...(body ? { body: body.plan } : {}),
@@ -305,21 +311,24 @@ function operation(b: BuildInput, warnings: Note[]): Omit<OperationDef, 'overrid
     sideEffect: sideEffect.value,
     ...(sideEffect.idempotent !== undefined ? { idempotent: sideEffect.idempotent } : {}),
     ...(b.spec.timeoutMs !== undefined ? { timeoutMs: b.spec.timeoutMs } : {}),
-    backends: [
-      {
-        id: b.spec.name,
-        http: { method: method as 'GET', url: `${b.base.origin}${b.base.basePath}${path}`, ...(b.spec.maxResponseBytes !== undefined ? { maxResponseBytes: b.spec.maxResponseBytes } : {}) },
-      },
-    ],
+    backends: b.backends.map((e) => ({
+      id: e.id,
+      ...e.routing,
+      http: { method: method as 'GET', url: `${e.origin}${e.basePath}${path}`, ...(b.spec.maxResponseBytes !== undefined ? { maxResponseBytes: b.spec.maxResponseBytes } : {}) },
+    })),
   };
-  const hash = sha256Hex(JSON.stringify([base, { ...plan, auth: plan.auth.map(publicAuth) }]));
+  // `backends:` are the operator's own routing: the pin covers the operation, not where (or how) it is routed.
+  // (A single origin is pinned as before: from the document's server it is the document's say.)
+  const pinned = b.spec.backends ? { ...base, backends: [{ id: '', http: { method: method as 'GET', url: path } }] } : base;
+  const hash = sha256Hex(JSON.stringify([pinned, { ...plan, ...(b.spec.backends ? { origin: '', basePath: '' } : {}), auth: plan.auth.map(publicAuth) }]));
   // An override that names a side effect takes that side effect's idempotent default, as for MCP tools.
   const idem = b.override?.sideEffect !== undefined && b.override.idempotent === undefined ? { idempotent: undefined } : {};
   const file: ToolFile = { ...base, ...idem, ...b.override, name: b.name, inputSchema, backends: base.backends };
   if (file.idempotent === undefined) delete file.idempotent;
   // Tool poisoning: the same checks as MCP tools' definitions, over what a model is shown (overrides applied).
   const findings = definitionFindings({ name: file.name, description: file.description, inputSchema: file.inputSchema, outputSchema: file.outputSchema }, b.scan.scan, b.scan.clean);
-  return { spec: b.spec.name, name: b.name, operationId: b.operationId, method, path, pointer, tags: b.tags, file, plan, hash, findings };
+  const origins = new Map(b.backends.map((e) => [e.id, { origin: e.origin, basePath: e.basePath }]));
+  return { spec: b.spec.name, name: b.name, operationId: b.operationId, method, path, pointer, tags: b.tags, file, plan, origins, hash, findings };
 }
 
 /** What of a scheme is pinned: never the secret. */

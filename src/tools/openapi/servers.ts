@@ -1,5 +1,6 @@
 import type { OpenApiFile } from './file-schema.js';
 import type { OpenApiDocument } from './document.js';
+import type { BackendFile } from '../schema.js';
 
 /**
  * Where an OpenAPI file's calls go: its `baseUrl`, else the document's first server with its
@@ -7,6 +8,41 @@ import type { OpenApiDocument } from './document.js';
  * resolved against the document's `url:`; for a `spec:` file it needs a baseUrl.
  */
 export type Base = { origin: string; basePath: string; href: string } | { problem: string; at: 'baseUrl' | 'servers' };
+
+/** Routing fields of a `backends:` entry, as in a tool file's backend. */
+export type BackendRouting = Pick<BackendFile, 'weight' | 'priority' | 'cost' | 'match' | 'probe'>;
+/** One origin of the file's operations: the single one (baseUrl or the document's server, id = the file's name) or a `backends:` entry. */
+export interface OperationBackend {
+  readonly id: string;
+  readonly origin: string;
+  readonly basePath: string;
+  readonly href: string;
+  readonly routing: BackendRouting;
+}
+
+/**
+ * Where the calls go, as backends: the `backends:` entries (each its own baseUrl), else the one
+ * base of `baseOf`. A problem names its pointer in the tools.d file (`file`) or the document.
+ */
+export function backendsOf(spec: OpenApiFile, doc: OpenApiDocument): { backends: OperationBackend[] } | { problem: string; in: 'file' | 'document'; path: string } {
+  if (spec.backends === undefined) {
+    const base = baseOf(spec, doc);
+    if ('problem' in base) return { problem: base.problem, in: base.at === 'baseUrl' ? 'file' : 'document', path: `/${base.at}` };
+    return { backends: [{ id: spec.name, origin: base.origin, basePath: base.basePath, href: base.href, routing: {} }] };
+  }
+  if (spec.baseUrl !== undefined) return { problem: 'baseUrl and backends exclude each other: give each backend its baseUrl', in: 'file', path: '/baseUrl' };
+  const seen = new Set<string>();
+  const backends: OperationBackend[] = [];
+  for (const [i, b] of spec.backends.entries()) {
+    if (seen.has(b.id)) return { problem: `backend id '${b.id}' is used twice`, in: 'file', path: `/backends/${i}/id` };
+    seen.add(b.id);
+    const base = parseBase(b.baseUrl, 'baseUrl', `backends[${i}].baseUrl`);
+    if ('problem' in base) return { problem: base.problem, in: 'file', path: `/backends/${i}/baseUrl` };
+    const { id: _id, baseUrl: _url, ...routing } = b;
+    backends.push({ id: b.id, origin: base.origin, basePath: base.basePath, href: base.href, routing });
+  }
+  return { backends };
+}
 
 export function baseOf(spec: OpenApiFile, doc: OpenApiDocument): Base {
   if (spec.baseUrl !== undefined) return parseBase(spec.baseUrl, 'baseUrl', 'baseUrl');
