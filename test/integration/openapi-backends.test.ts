@@ -34,7 +34,7 @@ describe('kind: openapi with backends:', () => {
 
   beforeAll(async () => {
     eu = await new Upstream().start();
-    eu.on((req, res) => (euStatus === 200 ? json(res, 200, { from: 'eu', url: req.url }) : json(res, euStatus, { error: 'eu is failing' })));
+    eu.on((req, res) => (req.url === '/healthz' ? json(res, 503, {}) : euStatus === 200 ? json(res, 200, { from: 'eu', url: req.url }) : json(res, euStatus, { error: 'eu is failing' })));
     us = await new Upstream().start();
     us.on((req, res) => json(res, 200, { from: 'us', url: req.url }));
     gw = await startGateway({
@@ -66,19 +66,19 @@ describe('kind: openapi with backends:', () => {
     const tool = gw.app.gw.registry.tools.find((t) => t.name === 'api.list_items');
     expect(tool?.backends.map((b) => b.id)).toEqual(['eu', 'us']);
     const answers: string[] = [];
-    for (let i = 0; i < 80; i++) {
+    for (let i = 0; i < 120; i++) {
       const res = await gw.call('api.list_items', {}, { key: KEYS.agent });
       expect(res.statusCode).toBe(200);
       answers.push(res.json().result.structuredContent.from);
     }
     expect(eu.seen.every((r) => r.url === '/v1/items')).toBe(true);
     expect(us.seen.every((r) => r.url === '/v2/items')).toBe(true);
-    expect(eu.seen.length + us.seen.length).toBe(80);
-    // 3:1 → about 60:20; both served, eu clearly more.
+    expect(eu.seen.length + us.seen.length).toBe(120);
+    // 3:1 → about 90:30; both served, eu clearly more (eu ≤ 1.5 × us is 3.8 standard deviations off).
     expect(us.seen.length).toBeGreaterThanOrEqual(5);
     expect(eu.seen.length).toBeGreaterThan(us.seen.length * 1.5);
     // The audit names the backend that answered each call.
-    const records = (await gw.audit()).filter((r) => r.tool === 'api.list_items').slice(-80);
+    const records = (await gw.audit()).filter((r) => r.tool === 'api.list_items').slice(-120);
     expect(records.filter((r) => r.backend === 'eu')).toHaveLength(eu.seen.length);
     expect(records.filter((r) => r.backend === 'us')).toHaveLength(us.seen.length);
   });
@@ -132,6 +132,20 @@ describe('kind: openapi with backends:', () => {
     expect(moved.statusCode).toBe(200);
     expect(us.seen.map((r) => `${r.method} ${r.url} ${r.body}`)).toEqual(['POST /items {"name":"y"}']);
     expect((await gw.audit()).filter((r) => r.tool === 'api.create_item').at(-1)!.backend).toBe('us');
+  });
+
+  it("a backend's probe runs on its own origin: an unhealthy backend is skipped", async () => {
+    gw.writeTool('api.yaml', file([
+      { id: 'eu', baseUrl: `${eu.url}/v1`, priority: 0, probe: { http: { path: '/healthz' }, intervalMs: 100, unhealthyAfter: 1 } },
+      { id: 'us', baseUrl: us.url, priority: 1 },
+    ]));
+    const unhealthy = gw.waitForState('api.list_items', 'eu', 'unhealthy');
+    expect((await reload()).errors).toEqual([]);
+    await unhealthy;
+    expect(eu.seen.some((r) => r.method === 'GET' && r.url === '/healthz')).toBe(true);
+    const res = await gw.call('api.list_items', {}, { key: KEYS.agent });
+    expect(res.json().result.structuredContent).toEqual({ from: 'us', url: '/items' });
+    expect(eu.seen.filter((r) => r.url !== '/healthz')).toEqual([]);
   });
 
   it('editing only the backends keeps the pins (nothing held), and a document change is still held', async () => {
