@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { stringify } from 'yaml';
+import { parse, stringify } from 'yaml';
 import { startGateway, type TestGateway } from '../helpers/app.js';
 import { Upstream, json } from '../helpers/upstream.js';
 
@@ -169,6 +169,19 @@ describe('kind: openapi with backends:', () => {
     expect((await reload()).errors).toEqual([]);
     const after = (await gw.app.inject({ url: '/v1/tools', headers: { authorization: `Bearer ${KEYS.agent}` } })).json().tools as { name: string; openapi?: { held?: boolean } }[];
     expect(after.find((t) => t.name === 'api.list_items')?.openapi?.held).toBe(true);
+  });
+
+  it("the README's backends: example loads as written (its URLs pointed at the two upstreams)", async () => {
+    const readme = readFileSync('README.md', 'utf8');
+    const section = readme.slice(readme.indexOf('## REST APIs from OpenAPI documents'));
+    const block = [...section.matchAll(/```yaml\n([\s\S]*?)```/g)].map((m) => m[1] as string).find((b) => b.includes('backends:'));
+    const example = parse(block!) as { backends: { id: string; baseUrl: string }[] };
+    expect(example.backends.map((b) => b.id)).toEqual(['eu', 'us', 'backup']);
+    const local: Record<string, string> = { eu: eu.url, us: us.url, backup: us.url };
+    gw.writeTool('api.yaml', { ...example, name: 'api', backends: example.backends.map((b) => ({ ...b, baseUrl: `${local[b.id]}${new URL(b.baseUrl).pathname}` })) });
+    expect((await reload()).errors).toEqual([]);
+    expect(gw.app.gw.registry.tools.find((t) => t.name === 'api.list_items')?.backends.map((b) => [b.id, b.priority])).toEqual([['eu', 0], ['us', 0], ['backup', 1]]);
+    expect((await gw.call('api.list_items', {}, { key: KEYS.agent })).json().result.structuredContent.url).toBe('/v1/items');
   });
 
   it('refuses baseUrl beside backends, a repeated id, and a backend URL with credentials, a query or another scheme', async () => {

@@ -6,7 +6,7 @@ import { BackendProbe, BackendRoutingFields } from '../schema.js';
 /**
  * `kind: openapi` (SPEC §6): an OpenAPI document (3.0, 3.1, or Swagger 2.0 converted) whose
  * operations become tools named `<name>.<operationId in snake case>`; an HTTP backend per
- * operation does the calling, so every policy of a tool file applies.
+ * operation (one per `backends:` entry) does the calling, so every policy of a tool file applies.
  */
 const StringMap = Type.Record(Type.String(), Type.String(), { additionalProperties: false });
 const Globs = (description: string) => Type.Optional(Type.Array(Type.String({ minLength: 1 }), { description }));
