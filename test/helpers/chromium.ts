@@ -1,7 +1,7 @@
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { chromium, type BrowserContext } from 'playwright-core';
+import { chromium, type BrowserContext, type Page } from 'playwright-core';
 
 /** Debian's Chromium (`.ci/run` installs it); playwright-core downloads no browser of its own. */
 export const CHROMIUM = '/usr/bin/chromium';
@@ -39,4 +39,14 @@ export async function launchChromium(opts: { extraArgs?: string[]; viewport?: { 
       rmSync(userDataDir, { recursive: true, force: true });
     },
   };
+}
+
+/** A new page on the console at `base`, signed in with an API key; page errors go to `errors`. */
+export async function openConsole(browser: Browser, base: string, key: string, errors: string[]): Promise<Page> {
+  const page = await browser.context.newPage();
+  page.on('pageerror', (e) => errors.push(e.message));
+  await page.goto(`${base}/console`);
+  await page.fill('#key', key);
+  await page.click('#connect');
+  return page;
 }

@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ReloadResult } from '../../src/gateway.js';
-import { launchChromium, type Browser } from '../helpers/chromium.js';
+import { launchChromium, openConsole, type Browser } from '../helpers/chromium.js';
 import { httpTool, startGateway, type TestGateway } from '../helpers/app.js';
 import { Upstream } from '../helpers/upstream.js';
 
@@ -23,14 +23,7 @@ describe('console: flagged calls and held tools', () => {
   let dir = '';
   const errors: string[] = [];
 
-  async function open(key: string): Promise<Page> {
-    const page = await browser!.context.newPage();
-    page.on('pageerror', (e) => errors.push(e.message));
-    await page.goto(`${base}/console`);
-    await page.fill('#key', key);
-    await page.click('#connect');
-    return page;
-  }
+  const open = (key: string): Promise<Page> => openConsole(browser!, base, key, errors);
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'toolgate-flagged-'));

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import type { Page } from 'playwright-core';
 import { stringify } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { launchChromium, type Browser } from '../helpers/chromium.js';
+import { launchChromium, openConsole, type Browser } from '../helpers/chromium.js';
 import { startGateway, type TestGateway } from '../helpers/app.js';
 import { json, Upstream } from '../helpers/upstream.js';
 
@@ -19,14 +19,7 @@ describe('console: held OpenAPI operations', () => {
   let base = '';
   const errors: string[] = [];
 
-  async function open(key: string): Promise<Page> {
-    const page = await browser!.context.newPage();
-    page.on('pageerror', (e) => errors.push(e.message));
-    await page.goto(`${base}/console`);
-    await page.fill('#key', key);
-    await page.click('#connect');
-    return page;
-  }
+  const open = (key: string): Promise<Page> => openConsole(browser!, base, key, errors);
 
   beforeAll(async () => {
     await up.start();
