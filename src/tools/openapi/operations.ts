@@ -9,8 +9,9 @@ import type { ToolOverride } from '../mcp-server-schema.js';
 import type { SideEffectValue, ToolFile } from '../schema.js';
 import type { OpenApiDocument } from './document.js';
 import type { OpenApiFile } from './file-schema.js';
-import type { BodyPlan, FormFieldPlan, ParamLocation, ParamPlan, ParamStyle, RequestPlan } from './plan.js';
-import { SchemaCache, SchemaProblem, SchemaWriter, data, type Dialect } from './schema-convert.js';
+import type { ParamPlan, RequestPlan } from './plan.js';
+import { Skip, bodyPlan, outputSchema, paramPlan, paramSchema, unresolved, type Note } from './request-shape.js';
+import { SchemaCache, SchemaProblem, SchemaWriter, type Dialect } from './schema-convert.js';
 import { chooseSecurity, type SecurityContext } from './security.js';
 import { baseOf } from './servers.js';
 
@@ -60,19 +61,6 @@ type Rec = Record<string, unknown>;
 const isRec = (v: unknown): v is Rec => v !== null && typeof v === 'object' && !Array.isArray(v);
 
 const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch'] as const;
-const JSON_TYPE = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
-const WILDCARD_TYPE = /^(\*|application)\/\*\s*(?:;|$)/;
-const FORM_TYPE = /^application\/x-www-form-urlencoded\s*(?:;|$)/i;
-/** Header parameters OpenAPI says are ignored (the request sets them), and those that would choose the host or frame the message. */
-const IGNORED_HEADERS = new Set(['accept', 'content-type', 'authorization']);
-const FORBIDDEN_HEADERS = new Set(['host', 'x-forwarded-host', 'forwarded', 'content-length', 'transfer-encoding', 'connection', 'keep-alive', 'upgrade', 'te', 'trailer', 'proxy-authorization', 'cookie', 'expect', 'x-request-id', 'traceparent', 'tracestate']);
-const STYLES: Record<ParamLocation, readonly ParamStyle[]> = {
-  path: ['simple', 'label', 'matrix'],
-  query: ['form', 'spaceDelimited', 'pipeDelimited', 'deepObject'],
-  header: ['simple'],
-  cookie: ['form'],
-};
-const DEFAULT_STYLE: Record<ParamLocation, ParamStyle> = { path: 'simple', query: 'form', header: 'simple', cookie: 'form' };
 const SIDE_EFFECTS: readonly SideEffectValue[] = ['none', 'read', 'write', 'destructive', 'external'];
 const MAX_DESCRIPTION = 4096;
 
@@ -215,20 +203,7 @@ interface BuildInput {
   readonly scan: { readonly scan: DefinitionScanner; readonly clean: WeakSet<object> };
 }
 
-interface Note {
-  at: string;
-  message: string;
-}
 type Built = { def: Omit<OperationDef, 'overrideKey'>; warnings: Note[] } | { skip: Note; warnings: Note[] };
-
-class Skip extends Error {
-  constructor(
-    readonly at: string,
-    message: string,
-  ) {
-    super(message);
-  }
-}
 
 function buildOperation(b: BuildInput): Built {
   const warnings: Note[] = [];
@@ -350,133 +325,6 @@ function operation(b: BuildInput, warnings: Note[]): Omit<OperationDef, 'overrid
 /** What of a scheme is pinned: never the secret. */
 function publicAuth(a: RequestPlan['auth'][number]): unknown {
   return a.kind === 'apiKey' ? [a.scheme, a.kind, a.in, a.name] : a.kind === 'oauth2' ? [a.scheme, a.kind, a.credentials.client.tokenUrl, a.credentials.client.scope ?? ''] : [a.scheme, a.kind];
-}
-
-function unresolved(ref: string): string {
-  return ref.startsWith('#') ? `$ref '${ref}' does not resolve inside the document` : `remote $ref '${ref}' is not fetched (only references inside the document are followed)`;
-}
-
-function paramPlan(p: Rec, at: string, warnings: Note[]): ParamPlan | undefined {
-  const name = p['name'];
-  const where = p['in'];
-  if (typeof name !== 'string' || name === '') throw new Skip(at, 'a parameter needs a name');
-  if (where !== 'path' && where !== 'query' && where !== 'header' && where !== 'cookie') throw new Skip(at, `parameter '${name}' is in '${String(where)}': path, query, header or cookie expected`);
-  const required = where === 'path' || p['required'] === true;
-  if (where === 'cookie') {
-    // Cookies are the client's session state, not an argument a model should set.
-    if (required) throw new Skip(at, `cookie parameter '${name}' is required: cookie parameters are not sent`);
-    warnings.push({ at, message: `optional cookie parameter '${name}' is left out: cookie parameters are not sent` });
-    return undefined;
-  }
-  if (p['content'] !== undefined) throw new Skip(at, `parameter '${name}' is described by content, not schema (not supported)`);
-  if (where === 'header') {
-    const lower = name.toLowerCase();
-    if (IGNORED_HEADERS.has(lower)) return undefined; // OpenAPI: such a parameter definition is ignored
-    if (FORBIDDEN_HEADERS.has(lower) || !/^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(name)) {
-      if (required) throw new Skip(at, `header parameter '${name}' cannot be set by an argument`);
-      warnings.push({ at, message: `header parameter '${name}' cannot be set by an argument: left out` });
-      return undefined;
-    }
-  }
-  const style = (p['style'] ?? DEFAULT_STYLE[where]) as ParamStyle;
-  if (!STYLES[where].includes(style)) throw new Skip(`${at}/style`, `parameter '${name}': style '${String(style)}' is not supported in ${where} (supported: ${STYLES[where].join(', ')})`);
-  const explode = typeof p['explode'] === 'boolean' ? p['explode'] : style === 'form';
-  // deepObject without explode is undefined in OpenAPI; documents that leave explode out mean the usual a[b]=c.
-  return { name, in: where, style, explode: style === 'deepObject' ? true : explode, allowReserved: where === 'query' && p['allowReserved'] === true, required };
-}
-
-/** A parameter's schema with its description, deprecation and examples. */
-function paramSchema(p: Rec, schema: unknown): unknown {
-  if (!isRec(schema)) return schema;
-  const out: Rec = { ...schema };
-  if (typeof p['description'] === 'string' && out['description'] === undefined) out['description'] = p['description'];
-  if (p['deprecated'] === true) out['deprecated'] = true;
-  const examples = p['example'] !== undefined ? [p['example']] : isRec(p['examples']) ? Object.values(p['examples']).flatMap((e) => (isRec(e) && e['value'] !== undefined ? [e['value']] : [])) : [];
-  if (examples.length > 0 && out['examples'] === undefined) out['examples'] = data(examples);
-  return out;
-}
-
-function bodyPlan(rb: unknown, at: string, warnings: Note[]): { plan: BodyPlan; schema: unknown; at: string; description: string | undefined } | undefined {
-  if (rb === undefined) return undefined;
-  if (!isRec(rb)) throw new Skip(at, 'requestBody must be an object');
-  if (typeof rb['$ref'] === 'string') throw new Skip(at, unresolved(rb['$ref']));
-  const content = isRec(rb['content']) ? rb['content'] : {};
-  const required = rb['required'] === true;
-  const types = Object.keys(content);
-  // A wildcard accepts JSON (Kubernetes says */* for its JSON bodies): sent as application/json.
-  const wildcard = types.find((t) => WILDCARD_TYPE.test(t));
-  const chosen = types.find((t) => JSON_TYPE.test(t)) ?? types.find((t) => FORM_TYPE.test(t)) ?? wildcard;
-  if (chosen === undefined) {
-    const message = `request body type ${types.join(', ') || '(none)'} is not supported (application/json or application/x-www-form-urlencoded)`;
-    if (required) throw new Skip(at, message);
-    warnings.push({ at, message: `${message}: the optional body is left out` });
-    return undefined;
-  }
-  const media = isRec(content[chosen]) ? content[chosen] : {};
-  const here = `${at}/content${toPointer([chosen])}`;
-  const form = FORM_TYPE.test(chosen);
-  let fields: Record<string, FormFieldPlan> | undefined;
-  if (form && isRec(media['encoding'])) {
-    fields = {};
-    for (const [field, enc] of Object.entries(media['encoding'])) {
-      if (!isRec(enc)) continue;
-      const ct = enc['contentType'];
-      if (typeof ct === 'string' && !/^text\/plain\b/i.test(ct)) throw new Skip(`${here}/encoding${toPointer([field])}`, `form field '${field}' has contentType ${ct} (not supported)`);
-      const style = (enc['style'] ?? 'form') as FormFieldPlan['style'];
-      if (!['form', 'spaceDelimited', 'pipeDelimited', 'deepObject'].includes(style)) throw new Skip(`${here}/encoding${toPointer([field])}/style`, `form field '${field}': style '${String(style)}' is not supported`);
-      fields[field] = { style, explode: typeof enc['explode'] === 'boolean' ? enc['explode'] : style === 'form' };
-    }
-  }
-  const mediaType = form ? 'application/x-www-form-urlencoded' : 'application/json';
-  return {
-    plan: { mediaType, contentType: chosen === wildcard ? 'application/json' : chosen.split(';')[0]!.trim(), required, ...(fields && Object.keys(fields).length > 0 ? { fields } : {}) },
-    schema: media['schema'] ?? {},
-    at: `${here}/schema`,
-    description: typeof rb['description'] === 'string' ? rb['description'] : undefined,
-  };
-}
-
-/**
- * The outputSchema: when every 2xx response is JSON with an object schema (several: anyOf). A
- * 2xx without a JSON body (204, text) or a non-object schema leaves the tool without one, since
- * the gateway checks every answer against it. `json`: some 2xx answers JSON (Accept is sent).
- */
-function outputSchema(responses: unknown, refs: ReadonlyMap<object, string>, cache: SchemaCache, dialect: Dialect): { schema?: Record<string, unknown>; json: boolean } {
-  if (!isRec(responses)) return { json: false };
-  const ok = Object.entries(responses).filter(([code]) => /^2(\d\d|XX)$/i.test(code));
-  const writer = new SchemaWriter(refs, 'output', cache, dialect);
-  const schemas: unknown[] = [];
-  let json = false;
-  let usable = ok.length > 0;
-  for (const [, r] of ok) {
-    const content = isRec(r) && isRec(r['content']) ? r['content'] : {};
-    const type = Object.keys(content).find((t) => JSON_TYPE.test(t));
-    if (type === undefined) {
-      usable = false;
-      continue;
-    }
-    json = true;
-    const media = content[type];
-    const schema = isRec(media) ? media['schema'] : undefined;
-    if (schema === undefined) {
-      usable = false;
-      continue;
-    }
-    try {
-      const written = writer.write(schema);
-      // A recursive schema comes back as a $ref into $defs: judge (and type) it by its definition.
-      const def = isRec(written) && typeof written['$ref'] === 'string' ? writer.defs[written['$ref'].slice('#/$defs/'.length)] : written;
-      const s = def === written ? written : { type: 'object', ...(written as Rec) };
-      if (!isRec(def) || !isRec(s) || !(def['type'] === 'object' || (def['type'] === undefined && isRec(def['properties'])))) usable = false;
-      else if (!schemas.some((x) => JSON.stringify(x) === JSON.stringify(s))) schemas.push(s);
-    } catch (e) {
-      if (!(e instanceof SchemaProblem)) throw e;
-      usable = false; // an output schema we cannot write costs the check, not the operation
-    }
-  }
-  if (!usable || schemas.length === 0) return { json };
-  const schema = schemas.length === 1 ? (schemas[0] as Record<string, unknown>) : { type: 'object', anyOf: schemas };
-  return { schema: writer.withDefs(schema), json };
 }
 
 function sideEffectOf(op: Rec, method: string, pointer: string): { value: SideEffectValue; idempotent: boolean | undefined } {
