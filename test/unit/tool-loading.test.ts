@@ -36,6 +36,17 @@ describe('tool schemas: checked at load, compiled on first use', () => {
     expect(() => compileValidator(ajv, { type: 'object', properties: { a: { type: 'string', pattern: '([a-' } } })).toThrow(/Invalid regular expression/);
     expect(() => compileValidator(ajv, { type: 'object', properties: { a: { $ref: '#/$defs/missing' } } })).toThrow(/resolve reference/);
   });
+
+  it('checks shared subschemas once, yet every schema holding an invalid one, or another mistake, is refused', () => {
+    const good = { type: 'string', items: { type: 'integer' } };
+    const bad = { type: 'object', properties: { deep: { type: 'nonsense' } } };
+    const shared = new WeakSet<object>([good, good.items, bad, bad.properties.deep]);
+    expect(() => compileValidator(ajv, { type: 'object', properties: { a: good, b: good } }, shared)).not.toThrow();
+    expect(() => compileValidator(ajv, { type: 'object', properties: { a: good, b: { minimum: 'x' } } }, shared)).toThrow(/schema is invalid/);
+    expect(() => compileValidator(ajv, { type: 'object', properties: { a: bad } }, shared)).toThrow(/schema is invalid/);
+    expect(() => compileValidator(ajv, { type: 'object', properties: { c: { anyOf: [good, bad] } } }, shared)).toThrow(/schema is invalid/);
+    expect(() => compileValidator(ajv, { type: 'object', properties: { d: bad.properties.deep } }, shared)).toThrow(/schema is invalid/);
+  });
 });
 
 describe('loadToolsDir on reload', () => {
