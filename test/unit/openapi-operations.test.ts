@@ -322,6 +322,31 @@ describe('OpenAPI operations that cannot be tools are skipped, each with file, p
     expect(lines[b + 1]).toContain('"get"');
   });
 
+  it('finds JSON lines past strings that hold brackets, quotes and escapes, in arrays, and for duplicate keys (the last, as parsed)', async () => {
+    const text = [
+      '{"openapi": "3.1.0", "info": {"title": "t", "version": "1"},',
+      ' "x-a\\"}{": {"s": "]}\\\\", "t" : [ 1 ,',
+      '   {"u": "\\"[{" }, [2,',
+      '   3] ]},',
+      ' "x-dup": 1,',
+      ' "x-dup":',
+      '   {"v": true}, "x-b/c~d": {"e": null},',
+      ' "paths": {}',
+      '}',
+    ].join('\n');
+    const r = await readDocument(text, { file: 'api.json' });
+    if ('problems' in r) throw new Error(JSON.stringify(r.problems));
+    expect(r.doc['x-a"}{']).toBeDefined(); // the text is what JSON.parse reads
+    expect(r.lineOf('/x-a"}{/t')).toBe(2);
+    expect(r.lineOf('/x-a"}{/t/1')).toBe(3);
+    expect(r.lineOf('/x-a"}{/t/1/u')).toBe(3);
+    expect(r.lineOf('/x-a"}{/t/2/1')).toBe(4);
+    expect(r.lineOf('/x-dup/v')).toBe(7);
+    expect(r.lineOf('/x-b~1c~0d/e')).toBe(7);
+    expect(r.lineOf('/paths/~1missing/get')).toBe(8); // a pointer that is not there: its nearest parent
+    expect(r.lineOf('/x-a"}{/t/01')).toBe(2);
+  });
+
   it('a bad x-toolgate-side-effect skips the operation rather than guessing', async () => {
     const { names, problems } = await skipped(oa31({ '/a': { post: { operationId: 'a', 'x-toolgate-side-effect': 'reed', responses: ok } } }));
     expect(names).toEqual([]);

@@ -1,7 +1,6 @@
 import { dereference } from '@scalar/openapi-parser';
 import { upgradeFromTwoToThree } from '@scalar/openapi-upgrader/2.0-to-3.0';
-import jsonc from 'jsonc-parser';
-import { parseSource, pointerSegments, SourceError, toPointer, type FileProblem } from '../../util/source.js';
+import { parseSource, pointerSegments, SourceError, type FileProblem } from '../../util/source.js';
 
 /**
  * Reads an OpenAPI document with @scalar/openapi-parser. Chosen over @apidevtools/swagger-parser
@@ -82,8 +81,8 @@ type Parsed = { value: unknown; lineOf: (pointer: string) => number | undefined 
 
 /**
  * JSON is parsed with JSON.parse (fast for large documents) and its lines are found only when a
- * problem asks, by one scan with jsonc-parser's visitor (the YAML parser would take seconds and
- * hundreds of MB on a 10 MB document); YAML goes through the tool files' parser.
+ * problem asks, by jsonLineFinder (the YAML parser would take seconds and hundreds of MB on a
+ * 10 MB document); YAML goes through the tool files' parser.
  */
 function parse(text: string, file: string): Parsed {
   if (/^\s*[{[]/.test(text)) {
@@ -96,20 +95,7 @@ function parse(text: string, file: string): Parsed {
       const line = at ? text.slice(0, Number(at[1])).split('\n').length : undefined;
       return { problems: [{ file, ...(line !== undefined ? { line } : {}), path: '', message: `invalid JSON: ${message}` }] };
     }
-    // For speed: the first few lines asked are found by walking the text down the pointer alone
-    // (skipping other values by their brackets), ~10–20 ms on the 13 MB GitHub document; the
-    // full jsonc-parser index, once, only when many are asked (it cost ~300 ms of its import
-    // when two warnings asked for a line).
-    let lines: ((pointer: string) => number | undefined) | undefined;
-    let asked = 0;
-    return {
-      value,
-      lineOf: (pointer) => {
-        if (lines === undefined && ++asked <= DIRECT_LOOKUPS) return lineByWalk(text, pointer);
-        lines ??= jsonLines(text);
-        return lines(pointer);
-      },
-    };
+    return { value, lineOf: jsonLineFinder(text) };
   }
   try {
     return parseSource(text, yamlName(file));
@@ -119,59 +105,88 @@ function parse(text: string, file: string): Parsed {
   }
 }
 
-/** Pointers deeper than this get the line of their nearest recorded parent (an index of every value would cost more than it tells). */
+/** Pointers deeper than this get the line of their nearest parent at this depth (as they always have). */
 const MAX_LINE_DEPTH = 6;
-const seg = (key: string): string => (key.includes('~') || key.includes('/') ? toPointer([key]) : `/${key}`);
 
-/** Lines found by walking the text before the whole text is indexed. */
-const DIRECT_LOOKUPS = 16;
+/** A container of the text: its members' key offsets and value offsets (objects), or its items' offsets (arrays). */
+type Members = Map<string, { key: number; value: number }> | number[];
 
 /**
- * Line of a pointer (down to MAX_LINE_DEPTH, else its nearest parent) in a JSON text that
- * JSON.parse accepted, as jsonLines finds it: a property's line is its key's, an array item's
- * its first character's. Walks only the containers on the pointer's way. With duplicate keys
- * the first is found (JSON.parse keeps the last): a line, not a meaning, is at stake.
+ * Lines (1-based) of pointers into a JSON text that JSON.parse accepted: a property's line is its
+ * key's, an array item's its first character's; a pointer that does not exist gets its nearest
+ * parent's. For speed, the text is not indexed whole: each container on a pointer's way is read
+ * once, its members found by skipping their values bracket to bracket, and kept for the next
+ * lookup. Indexing every value with jsonc-parser's visitor cost ~300 ms of the 13 MB GitHub
+ * document's import (and ~150 ms of Kubernetes' 4 MB) when a few warnings asked for a line; the
+ * first lookup now costs ~10 ms, the next ones ~0.1 ms.
  */
-function lineByWalk(text: string, pointer: string): number | undefined {
-  const segs = pointerSegments(pointer).slice(0, MAX_LINE_DEPTH);
-  let i = skipSpace(text, 0);
-  let found = i;
-  for (const seg of segs) {
-    const open = text[i];
+function jsonLineFinder(text: string): (pointer: string) => number | undefined {
+  const containers = new Map<number, Members>();
+  let newlines: number[] | undefined;
+  const lineAt = (offset: number): number => {
+    if (newlines === undefined) {
+      newlines = [];
+      for (let nl = text.indexOf('\n'); nl !== -1; nl = text.indexOf('\n', nl + 1)) newlines.push(nl);
+    }
+    let lo = 0;
+    let hi = newlines.length; // count the newlines before offset
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if ((newlines[mid] as number) < offset) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo + 1;
+  };
+  const membersOf = (at: number): Members | undefined => {
+    const known = containers.get(at);
+    if (known !== undefined) return known;
+    const open = text[at];
+    if (open !== '{' && open !== '[') return undefined;
+    let i = skipSpace(text, at + 1);
+    let members: Members;
     if (open === '{') {
-      i = skipSpace(text, i + 1);
-      let at = -1;
+      const keys = new Map<string, { key: number; value: number }>();
       while (text[i] === '"') {
         const end = stringEnd(text, i);
         const raw = text.slice(i + 1, end - 1);
-        const key = raw.includes('\\') ? (JSON.parse(text.slice(i, end)) as string) : raw;
-        const keyAt = i;
-        i = skipSpace(text, skipSpace(text, end) + 1); // past the colon
-        if (key === seg) {
-          at = keyAt;
-          break;
-        }
+        const name = raw.includes('\\') ? (JSON.parse(text.slice(i, end)) as string) : raw;
+        const value = skipSpace(text, skipSpace(text, end) + 1); // past the colon
+        keys.set(name, { key: i, value }); // a duplicate key: the last wins, as in JSON.parse
+        i = skipSpace(text, valueEnd(text, value));
+        if (text[i] === ',') i = skipSpace(text, i + 1);
+      }
+      members = keys;
+    } else {
+      const items: number[] = [];
+      while (i < text.length && text[i] !== ']') {
+        items.push(i);
         i = skipSpace(text, valueEnd(text, i));
         if (text[i] === ',') i = skipSpace(text, i + 1);
       }
-      if (at < 0) break;
-      found = at;
-    } else if (open === '[') {
-      if (!/^\d+$/.test(seg)) break;
-      let n = Number(seg);
-      i = skipSpace(text, i + 1);
-      while (n > 0 && text[i] !== ']') {
-        i = skipSpace(text, valueEnd(text, i));
-        if (text[i] === ',') i = skipSpace(text, i + 1);
-        n--;
+      members = items;
+    }
+    containers.set(at, members);
+    return members;
+  };
+  return (pointer) => {
+    let value = skipSpace(text, 0);
+    let found = value;
+    for (const seg of pointerSegments(pointer).slice(0, MAX_LINE_DEPTH)) {
+      const members = membersOf(value);
+      if (members === undefined) break;
+      if (Array.isArray(members)) {
+        const item = /^(0|[1-9]\d*)$/.test(seg) ? members[Number(seg)] : undefined;
+        if (item === undefined) break;
+        found = value = item;
+      } else {
+        const member = members.get(seg);
+        if (member === undefined) break;
+        found = member.key;
+        value = member.value;
       }
-      if (text[i] === ']') break;
-      found = i;
-    } else break;
-  }
-  let line = 1;
-  for (let nl = text.indexOf('\n'); nl !== -1 && nl < found; nl = text.indexOf('\n', nl + 1)) line++;
-  return line;
+    }
+    return lineAt(found);
+  };
 }
 
 const SPACE = /[ \t\n\r]*/y;
@@ -181,10 +196,11 @@ function skipSpace(text: string, i: number): number {
   return SPACE.lastIndex;
 }
 
-/** Index after the string starting (with its quote) at `i`. */
+/** Index after the string whose opening quote is at `i`. */
 function stringEnd(text: string, i: number): number {
   let q = text.indexOf('"', i + 1);
   for (;;) {
+    if (q === -1) return text.length;
     let back = 0;
     while (text.charCodeAt(q - 1 - back) === 92) back++; // backslashes before the quote
     if (back % 2 === 0) return q + 1;
@@ -211,52 +227,6 @@ function valueEnd(text: string, i: number): number {
     else if (--depth === 0) return m.index + 1;
   }
   return text.length;
-}
-
-interface Frame {
-  readonly pointer: string | undefined;
-  readonly array: boolean;
-  index: number;
-  key: string;
-}
-
-/** Line (1-based) of each value of a JSON text down to MAX_LINE_DEPTH, in one pass. */
-function jsonLines(text: string): (pointer: string) => number | undefined {
-  const lines = new Map<string, number>();
-  const stack: Frame[] = [];
-  const here = (): string | undefined => {
-    const top = stack[stack.length - 1];
-    if (top === undefined) return '';
-    if (top.pointer === undefined || stack.length > MAX_LINE_DEPTH) return undefined;
-    return top.array ? `${top.pointer}/${++top.index}` : `${top.pointer}${seg(top.key)}`;
-  };
-  const value = (line: number): string | undefined => {
-    const top = stack[stack.length - 1];
-    const pointer = here();
-    if (pointer !== undefined && top?.array !== false) lines.set(pointer, line + 1); // a property's line is its key's
-    return pointer;
-  };
-  jsonc.visit(text, {
-    onObjectProperty: (property, _offset, _length, line) => {
-      const top = stack[stack.length - 1];
-      if (!top) return;
-      top.key = property;
-      if (top.pointer !== undefined && stack.length <= MAX_LINE_DEPTH) lines.set(`${top.pointer}${seg(property)}`, line + 1);
-    },
-    onObjectBegin: (_offset, _length, line) => void stack.push({ pointer: value(line), array: false, index: -1, key: '' }),
-    onArrayBegin: (_offset, _length, line) => void stack.push({ pointer: value(line), array: true, index: -1, key: '' }),
-    onObjectEnd: () => void stack.pop(),
-    onArrayEnd: () => void stack.pop(),
-    onLiteralValue: (_value, _offset, _length, line) => void value(line),
-  });
-  return (pointer) => {
-    const segs = pointerSegments(pointer);
-    for (let n = segs.length; n >= 0; n--) {
-      const line = lines.get(toPointer(segs.slice(0, n)));
-      if (line !== undefined) return line;
-    }
-    return undefined;
-  };
 }
 
 /** parseSource reads a name ending in .json as strict JSON; everything here that is not JSON text is YAML. */
