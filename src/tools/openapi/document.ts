@@ -1,4 +1,4 @@
-import { dereference } from '@scalar/openapi-parser';
+import { dereference, type Filesystem } from '@scalar/openapi-parser';
 import { upgradeFromTwoToThree } from '@scalar/openapi-upgrader/2.0-to-3.0';
 import { parseSource, pointerSegments, SourceError, type FileProblem } from '../../util/source.js';
 
@@ -63,7 +63,11 @@ export async function readDocument(text: string, source: { file: string }): Prom
     return problem('', `the Swagger 2.0 document could not be upgraded to OpenAPI 3.0: ${(e as Error).message}`);
   }
   const refs = new Map<object, string>();
-  const result = dereference(upgraded as Record<string, unknown>, { onDereference: ({ schema, ref }) => void refs.set(schema, ref) });
+  // For speed: the document goes in as a one-file filesystem whose list of references to other
+  // files is empty (none is followed), so the parser does not walk the whole document first to
+  // list them: ~150-200 ms of CPU off the 13 MB GitHub document's first import.
+  const files: Filesystem = [{ isEntrypoint: true, specification: upgraded as Record<string, unknown>, filename: file, dir: './', references: [] }];
+  const result = dereference(files, { onDereference: ({ schema, ref }) => void refs.set(schema, ref) });
   const loops = (result.errors ?? []).filter((e) => e.code === 'SELF_REFERENCE');
   if (loops.length > 0) return problem('', loops.map((e) => e.message).join('; '));
   const doc = result.schema;
