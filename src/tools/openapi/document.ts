@@ -1,5 +1,6 @@
 import { dereference, type Filesystem } from '@scalar/openapi-parser';
 import { upgradeFromTwoToThree } from '@scalar/openapi-upgrader/2.0-to-3.0';
+import { pruneUnread } from './prune.js';
 import { parseSource, pointerSegments, SourceError, type FileProblem } from '../../util/source.js';
 
 /**
@@ -62,6 +63,7 @@ export async function readDocument(text: string, source: { file: string }): Prom
   } catch (e) {
     return problem('', `the Swagger 2.0 document could not be upgraded to OpenAPI 3.0: ${(e as Error).message}`);
   }
+  if (upgraded !== null && typeof upgraded === 'object' && !Array.isArray(upgraded)) pruneUnread(upgraded as Record<string, unknown>, text);
   const refs = new Map<object, string>();
   // For speed: the document goes in as a one-file filesystem whose list of references to other
   // files is empty (none is followed), so the parser does not walk the whole document first to
