@@ -322,6 +322,55 @@ describe('OpenAPI operations that cannot be tools are skipped, each with file, p
     expect(lines[b + 1]).toContain('"get"');
   });
 
+  it('leaves out webhooks and media-type examples before dereferencing, and keeps components/examples while a schema example points into it', async () => {
+    const body = (schema: unknown) => ({ content: { 'application/json': { schema, examples: { d: { $ref: '#/components/examples/E' } } } } });
+    const pet = { type: 'object', properties: { p: { type: 'object', example: { $ref: '#/components/examples/E' } } } };
+    const paths = { '/a': { post: { operationId: 'a', requestBody: body({ $ref: '#/components/schemas/Pet' }), responses: { '200': { description: 'ok', ...body(pet) } } } } };
+    const components = { examples: { E: { value: { n: 1 } } }, schemas: { Pet: { type: 'object' } } };
+    const hooks = { 'x-webhooks': { w: { post: { requestBody: body({ $ref: '#/components/schemas/Pet' }) } } } };
+    for (const asJson of [true, false]) {
+      const r = await read(oa30(paths, { components, ...hooks }), asJson);
+      expect(r.doc['x-webhooks']).toBeUndefined();
+      const { ops, problems } = operationDefs({ kind: 'openapi', name: 'p', spec: 'x', baseUrl: 'http://127.0.0.1:9' } as OpenApiFile, r.doc, r.lineOf, { file: DOC, refs: r.refs });
+      expect(problems).toEqual([]);
+      // The schema's example still resolves (the shape a model is shown is unchanged).
+      expect(ops[0]!.file.outputSchema).toMatchObject({ properties: { p: { examples: [{ value: { n: 1 } }] } } });
+      expect((r.doc['components'] as Record<string, unknown>)['examples']).toBeDefined();
+      // Only media types' examples point into it: left out with them.
+      const r2 = await read(oa30({ '/a': { post: { ...paths['/a'].post, responses: ok } } }, { components, ...hooks }), asJson);
+      expect((r2.doc['components'] as Record<string, unknown>)['examples']).toBeUndefined();
+      expect(JSON.stringify(r2.doc)).not.toContain('"examples"');
+    }
+    // A $ref into webhooks keeps them.
+    const kept = await read(oa30({ '/b': { get: { operationId: 'b', responses: { '200': { $ref: '#/x-webhooks/w/post/requestBody' } } } } }, hooks), true);
+    expect(kept.doc['x-webhooks']).toBeDefined();
+  });
+
+  it('finds JSON lines past strings that hold brackets, quotes and escapes, in arrays, and for duplicate keys (the last, as parsed)', async () => {
+    const text = [
+      '{"openapi": "3.1.0", "info": {"title": "t", "version": "1"},',
+      ' "x-a\\"}{": {"s": "]}\\\\", "t" : [ 1 ,',
+      '   {"u": "\\"[{" }, [2,',
+      '   3] ]},',
+      ' "x-dup": 1,',
+      ' "x-dup":',
+      '   {"v": true}, "x-b/c~d": {"e": null},',
+      ' "paths": {}',
+      '}',
+    ].join('\n');
+    const r = await readDocument(text, { file: 'api.json' });
+    if ('problems' in r) throw new Error(JSON.stringify(r.problems));
+    expect(r.doc['x-a"}{']).toBeDefined(); // the text is what JSON.parse reads
+    expect(r.lineOf('/x-a"}{/t')).toBe(2);
+    expect(r.lineOf('/x-a"}{/t/1')).toBe(3);
+    expect(r.lineOf('/x-a"}{/t/1/u')).toBe(3);
+    expect(r.lineOf('/x-a"}{/t/2/1')).toBe(4);
+    expect(r.lineOf('/x-dup/v')).toBe(7);
+    expect(r.lineOf('/x-b~1c~0d/e')).toBe(7);
+    expect(r.lineOf('/paths/~1missing/get')).toBe(8); // a pointer that is not there: its nearest parent
+    expect(r.lineOf('/x-a"}{/t/01')).toBe(2);
+  });
+
   it('a bad x-toolgate-side-effect skips the operation rather than guessing', async () => {
     const { names, problems } = await skipped(oa31({ '/a': { post: { operationId: 'a', 'x-toolgate-side-effect': 'reed', responses: ok } } }));
     expect(names).toEqual([]);

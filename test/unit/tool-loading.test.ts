@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -35,6 +35,31 @@ describe('tool schemas: checked at load, compiled on first use', () => {
     expect(() => compileValidator(ajv, { type: 'object', properties: { a: { type: 'nonsense' } } })).toThrow(/schema is invalid/);
     expect(() => compileValidator(ajv, { type: 'object', properties: { a: { type: 'string', pattern: '([a-' } } })).toThrow(/Invalid regular expression/);
     expect(() => compileValidator(ajv, { type: 'object', properties: { a: { $ref: '#/$defs/missing' } } })).toThrow(/resolve reference/);
+  });
+
+  it('a property named $ref or $id is a name, not a reference: compiled on first use; a real $ref under it still at load', () => {
+    const compile = vi.spyOn(ajv, 'compile');
+    const named = { type: 'object', properties: { $ref: { type: 'string' }, $id: { type: 'object', properties: { $ref: { type: 'integer' } } } } };
+    const v = compileValidator(ajv, named);
+    expect(compile).not.toHaveBeenCalled();
+    expect(v({ $ref: 'x', $id: { $ref: 1 } })).toBe(true);
+    expect(v({ $ref: 1 })).toBe(false);
+    expect(compile).toHaveBeenCalledTimes(1);
+    compile.mockRestore();
+    expect(() => compileValidator(ajv, { type: 'object', properties: { $ref: { $ref: '#/$defs/missing' } } })).toThrow(/resolve reference/);
+    expect(() => compileValidator(ajv, { $defs: { $ref: { $ref: '#/$defs/nope' } }, $ref: '#/$defs/$ref' })).toThrow(/resolve reference/);
+    expect(() => compileValidator(ajv, { type: 'object', patternProperties: { '([a-': { type: 'string' } } })).toThrow(/Invalid regular expression/);
+  });
+
+  it('checks shared subschemas once, yet every schema holding an invalid one, or another mistake, is refused', () => {
+    const good = { type: 'string', items: { type: 'integer' } };
+    const bad = { type: 'object', properties: { deep: { type: 'nonsense' } } };
+    const shared = new WeakSet<object>([good, good.items, bad, bad.properties.deep]);
+    expect(() => compileValidator(ajv, { type: 'object', properties: { a: good, b: good } }, shared)).not.toThrow();
+    expect(() => compileValidator(ajv, { type: 'object', properties: { a: good, b: { minimum: 'x' } } }, shared)).toThrow(/schema is invalid/);
+    expect(() => compileValidator(ajv, { type: 'object', properties: { a: bad } }, shared)).toThrow(/schema is invalid/);
+    expect(() => compileValidator(ajv, { type: 'object', properties: { c: { anyOf: [good, bad] } } }, shared)).toThrow(/schema is invalid/);
+    expect(() => compileValidator(ajv, { type: 'object', properties: { d: bad.properties.deep } }, shared)).toThrow(/schema is invalid/);
   });
 });
 

@@ -130,6 +130,7 @@ export function outputSchema(responses: unknown, refs: ReadonlyMap<object, strin
   const ok = Object.entries(responses).filter(([code]) => /^2(\d\d|XX)$/i.test(code));
   const writer = new SchemaWriter(refs, 'output', cache, dialect);
   const schemas: unknown[] = [];
+  const sources: unknown[] = [];
   let json = false;
   let usable = ok.length > 0;
   for (const [, r] of ok) {
@@ -146,6 +147,11 @@ export function outputSchema(responses: unknown, refs: ReadonlyMap<object, strin
       usable = false;
       continue;
     }
+    // For speed: 200/201/202 naming one component (Kubernetes) are judged once. Writing and
+    // comparing the copies as JSON text cost Kubernetes' import ~150 ms.
+    const source = (isRec(schema) ? refs.get(schema) : undefined) ?? schema;
+    if (sources.includes(source)) continue;
+    sources.push(source);
     try {
       const written = writer.write(schema);
       // A recursive schema comes back as a $ref into $defs: judge (and type) it by its definition.
