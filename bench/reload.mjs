@@ -10,7 +10,8 @@
 //
 // Prints a markdown table and one JSON line for baselines. Targets: write → callable < 500 ms
 // (median), cold load of 5,000 files < 2 s.
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { gunzipSync } from 'node:zlib';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -30,6 +31,7 @@ if (!existsSync(`${distDir}/app.js`)) {
 const { buildApp } = await import(pathToFileURL(`${distDir}/app.js`).href);
 const { loadConfig } = await import(pathToFileURL(`${distDir}/config/load.js`).href);
 const { loadToolsDir } = await import(pathToFileURL(`${distDir}/tools/loader.js`).href);
+const { OpenApiBook } = await import(pathToFileURL(`${distDir}/tools/openapi/book.js`).href);
 
 const nullSink = { write() {}, durable: async () => {}, flush: async () => {}, close: async () => {} };
 
@@ -119,10 +121,44 @@ async function loadTimes(n) {
   return { cold: median(cold), warm: median(warm) };
 }
 
+/**
+ * The same cold load with a large real OpenAPI document beside the files (issue 25: import time
+ * "included in the cold-load bench"): GitHub's REST description, 1,223 operations, as a kind:
+ * openapi file. Warm: the gateway's long-lived book keeps the parsed document and its tools.
+ */
+async function loadTimesWithDocument(n) {
+  const dir = mkdtempSync(join(tmpdir(), 'toolgate-bench-'));
+  fill(dir, n);
+  mkdirSync(join(dir, 'specs'));
+  writeFileSync(join(dir, 'specs', 'github.json'), gunzipSync(readFileSync(join(root, 'test/fixtures/openapi/github-rest-3.0.json.gz'))));
+  writeFileSync(join(dir, 'github.yaml'), 'kind: openapi\nname: github\nspec: ./specs/github.json\nbaseUrl: "http://127.0.0.1:9"\n');
+  const configFile = join(tmpdir(), `toolgate-bench-${process.pid}.json`);
+  writeFileSync(configFile, '{}');
+  const ctx = { dir, env: {}, secrets: new Set(), defaults: loadConfig({ file: configFile, env: {} }).config.defaults };
+  rmSync(configFile);
+  const cold = [];
+  let reg;
+  for (let i = 0; i < 3; i++) {
+    const t = performance.now();
+    reg = await loadToolsDir(ctx);
+    cold.push(performance.now() - t);
+  }
+  const operations = reg.size - n;
+  const book = new OpenApiBook();
+  const first = await loadToolsDir({ ...ctx, openapi: book });
+  const t = performance.now();
+  await loadToolsDir({ ...ctx, openapi: book }, first);
+  const warm = performance.now() - t;
+  book.close();
+  rmSync(dir, { recursive: true, force: true });
+  return { cold: median(cold), warm, operations };
+}
+
 const ms = (x) => `${x.toFixed(0)} ms`;
 const small = loadOnly ? { median: NaN, p90: NaN } : await writeToCallable(5);
 const large = loadOnly ? { median: NaN, p90: NaN } : await writeToCallable(Math.min(files, 1000));
 const load = await loadTimes(files);
+const withDocument = await loadTimesWithDocument(files);
 
 console.log(`| measure | result | target |`);
 console.log(`| --- | --- | --- |`);
@@ -130,4 +166,6 @@ console.log(`| write → callable, 6 tools (median / p90 of ${writes}) | ${ms(sm
 console.log(`| write → callable, ${Math.min(files, 1000) + 1} tools (median / p90 of ${writes}) | ${ms(large.median)} / ${ms(large.p90)} | < 500 ms median |`);
 console.log(`| cold load, ${files} files | ${ms(load.cold)} | < 2000 ms |`);
 console.log(`| warm reload, ${files} files unchanged | ${ms(load.warm)} | |`);
-console.log(JSON.stringify({ bench: 'reload', writes, files, small, large, load }));
+console.log(`| cold load, ${files} files + GitHub's OpenAPI document (${withDocument.operations} operations) | ${ms(withDocument.cold)} | |`);
+console.log(`| warm reload, the same, unchanged | ${ms(withDocument.warm)} | |`);
+console.log(JSON.stringify({ bench: 'reload', writes, files, small, large, load, withDocument }));

@@ -43,6 +43,7 @@ export function summaryRows(blocks) {
     if (Number.isFinite(r.small?.median)) add('reload', 'file write → tool callable, median (6 tools)', `${f(r.small.median, 0)} ms`, '< 500 ms', r.small.median < 500);
     if (Number.isFinite(r.large?.median)) add('reload', `file write → tool callable, median (beside ${Math.min(r.files, 1000)} tools)`, `${f(r.large.median, 0)} ms`, '< 500 ms', r.large.median < 500);
     add('reload', `cold load, ${r.files} files`, `${f(r.load.cold, 0)} ms`, '< 2,000 ms', r.load.cold < 2000);
+    if (r.withDocument) add('reload', `cold load, ${r.files} files + GitHub's OpenAPI document (${r.withDocument.operations} operations)`, `${f(r.withDocument.cold, 0)} ms`, '', undefined);
   }
   const oa = blocks['openapi-import']?.data;
   if (oa) {
