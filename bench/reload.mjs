@@ -98,13 +98,19 @@ async function writeToCallable(others) {
   return { median: median(samples), p90: p90(samples) };
 }
 
+/** What loadToolsDir() needs for `dir`, with the config's defaults (an empty config file). */
+function loadContext(dir) {
+  const configFile = join(tmpdir(), `toolgate-bench-${process.pid}.json`);
+  writeFileSync(configFile, '{}');
+  const defaults = loadConfig({ file: configFile, env: {} }).config.defaults;
+  rmSync(configFile);
+  return { dir, env: {}, secrets: new Set(), defaults };
+}
+
 async function loadTimes(n) {
   const dir = mkdtempSync(join(tmpdir(), 'toolgate-bench-'));
   fill(dir, n);
-  const configFile = join(tmpdir(), `toolgate-bench-${process.pid}.json`);
-  writeFileSync(configFile, '{}');
-  const ctx = { dir, env: {}, secrets: new Set(), defaults: loadConfig({ file: configFile, env: {} }).config.defaults };
-  rmSync(configFile);
+  const ctx = loadContext(dir);
   const cold = [];
   const warm = [];
   let reg;
@@ -132,10 +138,7 @@ async function loadTimesWithDocument(n) {
   mkdirSync(join(dir, 'specs'));
   writeFileSync(join(dir, 'specs', 'github.json'), gunzipSync(readFileSync(join(root, 'test/fixtures/openapi/github-rest-3.0.json.gz'))));
   writeFileSync(join(dir, 'github.yaml'), 'kind: openapi\nname: github\nspec: ./specs/github.json\nbaseUrl: "http://127.0.0.1:9"\n');
-  const configFile = join(tmpdir(), `toolgate-bench-${process.pid}.json`);
-  writeFileSync(configFile, '{}');
-  const ctx = { dir, env: {}, secrets: new Set(), defaults: loadConfig({ file: configFile, env: {} }).config.defaults };
-  rmSync(configFile);
+  const ctx = loadContext(dir);
   const cold = [];
   let reg;
   for (let i = 0; i < 3; i++) {
