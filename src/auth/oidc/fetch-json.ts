@@ -1,3 +1,5 @@
+import { fetchCause, readCapped } from '../../util/fetch-body.js';
+
 /** A failure of an issuer's endpoint (discovery, JWKS, introspection): why, in words, never with a token. */
 export class IssuerFetchError extends Error {
   override readonly name = 'IssuerFetchError';
@@ -28,7 +30,7 @@ export async function fetchJson(url: string, opts: FetchJsonOptions): Promise<un
   try {
     res = await fetch(url, { ...opts.init, signal, redirect: opts.redirect ?? 'follow', headers: { accept: 'application/json', ...opts.init?.headers } });
   } catch (e) {
-    throw new IssuerFetchError(signal.aborted ? `no answer within ${opts.timeoutMs} ms` : `cannot connect (${causeOf(e)})`);
+    throw new IssuerFetchError(signal.aborted ? `no answer within ${opts.timeoutMs} ms` : `cannot connect (${fetchCause(e)})`);
   }
   try {
     if (res.status >= 300 && res.status < 400) throw new IssuerFetchError(`answered a redirect (HTTP ${res.status}), which is not followed`);
@@ -38,6 +40,7 @@ export async function fetchJson(url: string, opts: FetchJsonOptions): Promise<un
     const declared = Number(res.headers.get('content-length') ?? '0');
     if (declared > opts.maxBytes) throw new IssuerFetchError(`answer larger than ${opts.maxBytes} bytes`);
     const text = await readCapped(res, opts.maxBytes);
+    if (text === undefined) throw new IssuerFetchError(`answer larger than ${opts.maxBytes} bytes`);
     try {
       return JSON.parse(text) as unknown;
     } catch {
@@ -46,24 +49,6 @@ export async function fetchJson(url: string, opts: FetchJsonOptions): Promise<un
   } catch (e) {
     await res.body?.cancel().catch(() => undefined);
     if (e instanceof IssuerFetchError) throw e;
-    throw new IssuerFetchError(signal.aborted ? `no answer within ${opts.timeoutMs} ms` : `failed while reading (${causeOf(e)})`);
+    throw new IssuerFetchError(signal.aborted ? `no answer within ${opts.timeoutMs} ms` : `failed while reading (${fetchCause(e)})`);
   }
-}
-
-async function readCapped(res: Response, maxBytes: number): Promise<string> {
-  if (!res.body) return '';
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for await (const chunk of res.body) {
-    size += chunk.byteLength;
-    if (size > maxBytes) throw new IssuerFetchError(`answer larger than ${maxBytes} bytes`);
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks).toString('utf8');
-}
-
-function causeOf(e: unknown): string {
-  const cause = e instanceof Error && e.cause instanceof Error ? e.cause : e;
-  const code = (cause as { code?: unknown } | undefined)?.code;
-  return typeof code === 'string' ? code : cause instanceof Error ? cause.message : String(cause);
 }

@@ -1,4 +1,5 @@
 import { insecureUrl } from '../../auth/oidc/fetch-json.js';
+import { fetchCause, readCapped } from '../../util/fetch-body.js';
 
 /** Bounds of one fetch of a `url:` document. */
 export interface DocumentFetchOptions {
@@ -65,7 +66,7 @@ export async function fetchDocument(url: string, opts: DocumentFetchOptions): Pr
       return await answer(res, opts);
     }
   } catch (e) {
-    return { ok: false, error: signal.aborted ? `no complete answer within ${opts.timeoutMs} ms` : `cannot fetch (${causeOf(e)})` };
+    return { ok: false, error: signal.aborted ? `no complete answer within ${opts.timeoutMs} ms` : `cannot fetch (${fetchCause(e)})` };
   }
 }
 
@@ -87,23 +88,9 @@ async function answer(res: Response, opts: DocumentFetchOptions): Promise<Docume
     await res.body?.cancel().catch(() => undefined);
     return { ok: false, error: `the document is larger than ${opts.maxBytes} bytes` };
   }
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  if (res.body) {
-    for await (const chunk of res.body) {
-      size += chunk.byteLength;
-      if (size > opts.maxBytes) return { ok: false, error: `the document is larger than ${opts.maxBytes} bytes` };
-      chunks.push(chunk);
-    }
-  }
-  const text = Buffer.concat(chunks).toString('utf8');
+  const text = await readCapped(res, opts.maxBytes);
+  if (text === undefined) return { ok: false, error: `the document is larger than ${opts.maxBytes} bytes` };
   // Served as text/plain or with no type at all, HTML still is not a document.
   if (/^\s*(<!doctype html|<html)/i.test(text)) return { ok: false, error: 'answered an HTML page (a login or error page?), not an OpenAPI document' };
   return { ok: true, text, etag: res.headers.get('etag') ?? undefined, lastModified: res.headers.get('last-modified') ?? undefined };
-}
-
-function causeOf(e: unknown): string {
-  const cause = e instanceof Error && e.cause instanceof Error ? e.cause : e;
-  const code = (cause as { code?: unknown } | undefined)?.code;
-  return typeof code === 'string' ? code : cause instanceof Error ? cause.message : String(cause);
 }
