@@ -1,5 +1,6 @@
 import { scanDefinition } from '../guards/result/index.js';
 import type { Finding, FindingKind } from '../guards/result/types.js';
+import { pointerSegment } from '../util/source.js';
 
 /**
  * Tool poisoning (issue 26 item 2): the injection and invisible-character checks over everything a
@@ -36,7 +37,6 @@ export interface DefinitionFinding {
 
 export type DefinitionScanner = (text: string) => readonly Finding[];
 
-const escape = (segment: string) => segment.replace(/~/g, '~0').replace(/\//g, '~1');
 
 /**
  * Every finding in the definition, in the order of its fields; empty when it is clean. `clean`:
@@ -75,9 +75,9 @@ export function definitionFindings(def: DefinitionText, scan: DefinitionScanner 
         const entries = Object.entries(node);
         for (let i = entries.length - 1; i >= 0; i--) {
           const [k, v] = entries[i]!;
-          stack.push([v, `${path}/${escape(k)}`]);
+          stack.push([v, `${path}/${pointerSegment(k)}`]);
         }
-        for (const [k] of entries) check(k, field, `${path}/${escape(k)}`, true);
+        for (const [k] of entries) check(k, field, `${path}/${pointerSegment(k)}`, true);
       }
     }
   }

@@ -31,8 +31,13 @@ export function pointerSegments(pointer: string): string[] {
   return pointer.slice(1).split('/').map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
 }
 
+/** One JSON-pointer segment, escaped (RFC 6901: `~` as `~0`, `/` as `~1`). */
+export function pointerSegment(segment: string | number): string {
+  return String(segment).replace(/~/g, '~0').replace(/\//g, '~1');
+}
+
 export function toPointer(segments: readonly (string | number)[]): string {
-  return segments.map((s) => '/' + String(s).replace(/~/g, '~0').replace(/\//g, '~1')).join('');
+  return segments.map((s) => '/' + pointerSegment(s)).join('');
 }
 
 /**

@@ -3,6 +3,7 @@ import type { CompiledResultGuards } from './compile.js';
 import type { ResultFinding } from './stage.js';
 import { MAX_LOCATED } from './stage.js';
 import type { ScanContext } from './types.js';
+import { pointerSegment } from '../../util/source.js';
 
 /**
  * Upstream text outside a result that reaches the model or the client all the same: an error's
@@ -36,7 +37,7 @@ export function guardErrorText(g: CompiledResultGuards, err: GatewayError, ctx: 
     if (typeof v === 'string') return scan(v, path);
     if (Array.isArray(v)) return v.map((x, i) => walk(x, `${path}/${i}`));
     if (v === null || typeof v !== 'object') return v;
-    return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, walk(x, `${path}/${k.replace(/~/g, '~0').replace(/\//g, '~1')}`)]));
+    return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, walk(x, `${path}/${pointerSegment(k)}`)]));
   };
   const message = scan(err.message, '/error/message');
   const modelMessage = scan(err.modelMessage, '/error/modelMessage');

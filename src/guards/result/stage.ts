@@ -3,6 +3,7 @@ import type { ContentBlock, ToolResult } from '../../adapters/types.js';
 import type { CompiledResultGuards } from './compile.js';
 import type { FindingAction, FindingKind } from './types.js';
 import { askWebhook, applySpans } from './webhook.js';
+import { toPointer } from '../../util/source.js';
 
 /**
  * Stage: a normalized result through the tool's result guards, before the cap, the cache, paging
@@ -100,7 +101,7 @@ function scanStrings(g: CompiledResultGuards, result: ToolResult, ctx: StageCont
   // either side (its context checks treat a line feed as they treat the start or end of a text).
   if (strings.length > 1 && clean(g, strings.join('\n'), ctx)) return result;
   const path: (string | number)[] = [];
-  const at = () => `/${path.map((p) => (typeof p === 'number' ? String(p) : escapePointer(p))).join('/')}`;
+  const at = () => toPointer(path);
   const scan = (text: string): string => {
     let t = text;
     for (const guard of g.text) {
@@ -205,9 +206,6 @@ function walk(v: unknown, path: (string | number)[], scan: (s: string) => string
   return out;
 }
 
-function escapePointer(k: string): string {
-  return k.replace(/~/g, '~0').replace(/\//g, '~1');
-}
 
 async function webhookStage(hook: NonNullable<CompiledResultGuards['webhook']>, result: ToolResult, ctx: StageContext, found: Findings): Promise<ToolResult> {
   const verdict = await askWebhook(hook, { tool: ctx.tool, callId: ctx.callId, result }, ctx);
