@@ -12,6 +12,8 @@ const ApiKey = Type.Object(
     sha256: Type.Optional(Type.String({ pattern: '^[0-9a-fA-F]{64}$', description: 'hex sha256 of the key' })),
     roles: Type.Array(Role, { default: ['agent'] }),
     tools: Type.Array(Type.String({ minLength: 1 }), { default: ['*'], description: 'glob patterns of tool names this key may see' }),
+    resources: Type.Optional(Type.Array(Type.String({ minLength: 1 }), { description: 'globs of the resource URIs (as /mcp lists them) this key may see; absent: derived from tools (README, MCP)' })),
+    prompts: Type.Optional(Type.Array(Type.String({ minLength: 1 }), { description: 'globs of the prompt names (as /mcp lists them) this key may see; absent: derived from tools (README, MCP)' })),
   },
   { additionalProperties: false },
 );
@@ -203,10 +205,37 @@ export const ConfigSchema = Type.Object(
           { tools: Type.Array(Type.String({ minLength: 1 }), { default: [], description: 'tool-name globs an MCP client may approve through elicitation' }) },
           { additionalProperties: false, default: {} },
         ),
+        toolSearch: Type.Object(
+          {
+            enabled: Type.Boolean({ default: false, description: 'tools/list shows find_tools, the alwaysList tools and the last search\'s candidates' }),
+            k: Type.Integer({ minimum: 1, maximum: 50, default: 5, description: 'candidates a search returns; find_tools { k } may ask for fewer' }),
+            alwaysList: Type.Array(Type.String({ minLength: 1 }), { default: [], description: 'tool-name globs always listed beside find_tools' }),
+          },
+          { additionalProperties: false, default: {} },
+        ),
+        resources: Type.Object(
+          {
+            maxReadBytes: Type.Integer({ minimum: 1024, default: 1048576, description: 'a resources/read answer above this is cut and paged like a large tool result' }),
+            maxSubscriptionsPerSession: Type.Integer({ minimum: 1, maximum: 100000, default: 256, description: 'resources/subscribe beyond this is refused' }),
+          },
+          { additionalProperties: false, default: {} },
+        ),
         toolNames: Type.Union([Type.Literal('provider'), Type.Literal('canonical')], {
           default: 'provider',
           description: "names /mcp and /sse list: 'provider' as ?format=openai ([a-zA-Z0-9_-]{1,64}, what OpenAI and Anthropic accept), 'canonical' the dotted ones; calls accept both",
         }),
+      },
+      { additionalProperties: false, default: {} },
+    ),
+    prefilter: Type.Object(
+      {
+        learn: Type.Object(
+          {
+            enabled: Type.Boolean({ default: false, description: 'learn from which tool a session calls after a route query or find_tools (term statistics only, never query text)' }),
+            windowSeconds: Type.Integer({ minimum: 1, maximum: 86400, default: 120, description: 'a call this soon after the query counts as its answer' }),
+          },
+          { additionalProperties: false, default: {} },
+        ),
       },
       { additionalProperties: false, default: {} },
     ),

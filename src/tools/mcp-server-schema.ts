@@ -1,5 +1,5 @@
 import { Type, type Static } from '@sinclair/typebox';
-import { ToolFileSchema } from './schema.js';
+import { ClientRequestsSchema, ToolFileSchema } from './schema.js';
 import { CredentialsSchema } from './credentials-schema.js';
 import { ResultGuardsSchema } from './result-guards-schema.js';
 
@@ -34,6 +34,17 @@ export const ToolOverrideSchema = Type.Partial(Type.Omit(ToolFileSchema, ['$sche
 });
 export type ToolOverride = Static<typeof ToolOverrideSchema>;
 
+/** Which of a server's resources or prompts the gateway serves through /mcp (default: all). */
+function PassThroughFilter(what: string) {
+  return Type.Object(
+    {
+      include: Type.Optional(Type.Array(Type.String({ minLength: 1 }), { description: `globs of ${what} to serve` })),
+      exclude: Type.Optional(Type.Array(Type.String({ minLength: 1 }), { description: `globs of ${what} to leave out` })),
+    },
+    { additionalProperties: false },
+  );
+}
+
 /** Fields every MCP server file has, whatever its transport. */
 const commonFields = {
   kind: Type.Literal('mcp-server'),
@@ -64,6 +75,9 @@ const commonFields = {
     }),
   ),
   resultGuards: Type.Optional(ResultGuardsSchema),
+  resources: Type.Optional(PassThroughFilter('resources (globs on the server\'s own URIs and URI templates)')),
+  prompts: Type.Optional(PassThroughFilter('prompts (globs on the server\'s own prompt names)')),
+  clientRequests: Type.Optional(ClientRequestsSchema),
 };
 
 export const McpStdioServerSchema = Type.Object(

@@ -142,6 +142,25 @@ const Fallback = Type.Union([
   Obj({ cache: Type.Literal(true, { description: 'answer from the last good result for the same arguments, however old (read-only idempotent tools only)' }) }),
 ]);
 
+/**
+ * What an MCP server may ask of the client whose call it is serving (SPEC §6, MCP): sampling,
+ * elicitation, roots. In a server file for all its tools; in a tool file or an override for one
+ * tool. Absent: allowed, with no token cap.
+ */
+export const ClientRequestsSchema = Obj(
+  {
+    sampling: Type.Optional(
+      Obj({
+        allow: Type.Optional(Type.Boolean({ default: true, description: 'false: sampling/createMessage is refused (the server gets an error), and audited' })),
+        maxTokens: Type.Optional(PositiveInt({ description: 'a request asking for more maxTokens is capped to this' })),
+      }),
+    ),
+    elicitation: Type.Optional(Obj({ allow: Type.Optional(Type.Boolean({ default: true })) })),
+    roots: Type.Optional(Obj({ allow: Type.Optional(Type.Boolean({ default: true })) })),
+  },
+  'server-to-client requests made while serving a call (MCP tools only)',
+);
+
 export const ToolFileSchema = Obj(
   {
     $schema: Type.Optional(Type.String()),
@@ -187,6 +206,7 @@ export const ToolFileSchema = Obj(
     ),
     redact: Type.Optional(Type.Array(Type.String({ minLength: 1 }), { description: 'argument paths never written to audit or logs' })),
     resultGuards: Type.Optional(ResultGuardsSchema),
+    clientRequests: Type.Optional(ClientRequestsSchema),
     result: Type.Optional(
       Obj({
         pick: Type.Optional(Type.Array(Type.String({ pattern: '^(/.*)?$' }), { description: 'JSON pointers kept from the response' })),
