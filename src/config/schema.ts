@@ -14,6 +14,16 @@ const ApiKey = Type.Object(
     tools: Type.Array(Type.String({ minLength: 1 }), { default: ['*'], description: 'glob patterns of tool names this key may see' }),
     resources: Type.Optional(Type.Array(Type.String({ minLength: 1 }), { description: 'globs of the resource URIs (as /mcp lists them) this key may see; absent: derived from tools (README, MCP)' })),
     prompts: Type.Optional(Type.Array(Type.String({ minLength: 1 }), { description: 'globs of the prompt names (as /mcp lists them) this key may see; absent: derived from tools (README, MCP)' })),
+    toolSearch: Type.Optional(
+      Type.Object(
+        {
+          enabled: Type.Optional(Type.Boolean()),
+          k: Type.Optional(Type.Integer({ minimum: 1, maximum: 50 })),
+          alwaysList: Type.Optional(Type.Array(Type.String({ minLength: 1 }))),
+        },
+        { additionalProperties: false, description: "this key's own mcp.toolSearch on /mcp: each field given replaces mcp.toolSearch's" },
+      ),
+    ),
   },
   { additionalProperties: false },
 );

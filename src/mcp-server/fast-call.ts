@@ -8,6 +8,7 @@ import { header, runMcpCall } from './server.js';
 import { ClientWatch, type CallSlot } from '../pipeline/client-gone.js';
 import type { McpSession } from './sessions.js';
 import type { OutgoingHttpHeaders } from 'node:http';
+import type { ListChangedSink } from './search-limits.js';
 
 type RequestId = string | number;
 
@@ -49,6 +50,12 @@ export function plainToolCall(msg: unknown): FastCall | undefined {
   const meta = params['_meta'];
   if (isObject(meta) && meta['progressToken'] !== undefined) return undefined;
   return { id, name, args };
+}
+
+/** A session's list_changed notices go to its standalone stream (a JSON answer has no stream of its own). */
+function sessionListChanged(session: McpSession): ListChangedSink {
+  const send = () => void session.server.sendToolListChanged().catch(() => undefined);
+  return { now: send, later: send };
 }
 
 /** In-flight fast calls per session, so a client's `notifications/cancelled` reaches them too. */
@@ -104,7 +111,8 @@ export async function answerFastCall(deps: McpServerDeps, call: FastCall, req: F
   res.flushHeaders();
   let body: string;
   try {
-    const result = await runMcpCall(deps, req.caller, call.name, call.args, { requestId: req.id, headers: req.headers, sessionId: session?.id, onClientGone: watch, modern });
+    const listChanged = session ? sessionListChanged(session) : undefined;
+    const result = await runMcpCall(deps, req.caller, call.name, call.args, { requestId: req.id, headers: req.headers, sessionId: session?.id, onClientGone: watch, modern, listChanged });
     body = JSON.stringify({ jsonrpc: '2.0', id: call.id, result: encode(result) });
   } catch (e) {
     // runMcpCall answers every failure as a tool result; this is a bug's last resort, not a path.

@@ -142,12 +142,14 @@ export class LegacySse {
   private async answerOnStream(session: SseSession, call: { id: string | number; name: string; args: Record<string, unknown> }, req: FastifyRequest): Promise<void> {
     const slot = new CallSlot();
     session.calls.set(call.id, slot);
+    const notice = () => void session.server.sendToolListChanged().catch(() => undefined);
     try {
       const result = await runMcpCall(this.deps, req.caller, call.name, call.args, {
         requestId: header(req.headers, 'x-request-id') ?? newId('r'),
         headers: req.headers,
         sessionId: session.transport.sessionId,
         onClientGone: slot,
+        listChanged: { now: notice, later: notice }, // one stream carries everything
       });
       await session.transport.send({ jsonrpc: '2.0', id: call.id, result });
     } catch {

@@ -19,6 +19,8 @@ import { ModernMcp, MODERN_REVISION } from './modern.js';
 import { asModernFastCall, envelopeCapabilities, modernResult } from './modern-fast-call.js';
 import type { ModernGate } from './input-required.js';
 import { refusalReason, type ProtocolErrorReason } from './protocol-errors.js';
+import { toolSearchFor } from './tool-search-setup.js';
+import type { OnSearch } from '../prefilter/search-events.js';
 
 const LIMITS = { perCaller: 32, idleMs: 30 * 60 * 1000 };
 
@@ -80,11 +82,13 @@ function isJsonContent(type: string | undefined): boolean {
  * (strict here: a foreign Origin is 403 on GET too), then the key as for REST (401), for every
  * era; each 2025 session is bound to its caller.
  */
-export async function mcpServerRoutes(app: FastifyInstance, opts: { gw: Gateway }): Promise<void> {
+export async function mcpServerRoutes(app: FastifyInstance, opts: { gw: Gateway; onSearch?: OnSearch }): Promise<void> {
   const { gw } = opts;
   const { config } = gw;
   const elicitable = config.mcp.elicitApproval.tools.map(globToRegExp);
-  const deps = { gw, mayElicit: (tool: string) => elicitable.some((re) => re.test(tool)), names: mcpNames(config.mcp.toolNames, () => gw.registry) };
+  const names = mcpNames(config.mcp.toolNames, () => gw.registry);
+  const toolSearch = toolSearchFor(gw, names, opts.onSearch);
+  const deps = { gw, mayElicit: (tool: string) => elicitable.some((re) => re.test(tool)), names, toolSearch };
   const sessions = new McpSessions((caller) => buildMcpServer(deps, caller), LIMITS);
   // Plain tools/call POSTs are answered as JSON straight from the pipeline: in 2026-07-28 always,
   // in 2025 unless a tool may be approved by the client's user (that asks on the request's stream).
@@ -115,6 +119,7 @@ export async function mcpServerRoutes(app: FastifyInstance, opts: { gw: Gateway 
   gw.on('reload', onReload);
   app.addHook('preClose', async () => {
     gw.off('reload', onReload);
+    toolSearch?.close();
     await Promise.all([sessions.closeAll(), legacy.closeAll(), modern.close()]);
   });
 
@@ -141,7 +146,8 @@ export async function mcpServerRoutes(app: FastifyInstance, opts: { gw: Gateway 
       if (!session) return refuse(reply, 'session_not_found', 404, -32001, 'Session not found');
       if (parsed && fastCalls) {
         const call = asFastCall(req, parsed.value);
-        if (call) return answerFastCall(deps, call, req, reply, { session });
+        // find_tools goes through the SDK: its list_changed then rides on the call's own stream, before the result.
+        if (call && !toolSearch?.handles(req.caller, call.name)) return answerFastCall(deps, call, req, reply, { session });
         cancelFastCall(session, parsed.value);
       }
       session.streams++;

@@ -14,6 +14,8 @@ import { askModern, resumeModern, type ModernGate } from './input-required.js';
 import { errorResult, pendingResult, toolResult, type ResultContext } from './results.js';
 import type { McpNames } from './names.js';
 import type { ClientGone } from '../pipeline/execute.js';
+import type { ToolSearch } from './tool-search.js';
+import type { ListChangedSink } from './search-limits.js';
 
 export interface McpServerDeps {
   gw: Gateway;
@@ -21,13 +23,15 @@ export interface McpServerDeps {
   mayElicit: (tool: string) => boolean;
   /** mcp.toolNames: the names tools are listed (and gateway texts name them) by. */
   names: McpNames;
+  /** mcp.toolSearch (tool-search.ts): present when any caller may get the mode. */
+  toolSearch?: ToolSearch | undefined;
 }
 
 /** Which protocol era the server instance speaks: `legacy` (2024-11-05 … 2025-11-25, sessions) or `modern` (2026-07-28, per request). */
 export type Era = 'legacy' | 'modern';
 
 /** The MCP form of a tool (toMcp); MCP requires object schemas, so any other output schema is left out. */
-function listed(t: CompiledTool, names: McpNames): Tool {
+export function listed(t: CompiledTool, names: McpNames): Tool {
   const { outputSchema, ...rest } = toMcp(t);
   return {
     ...rest,
@@ -86,7 +90,9 @@ export function buildMcpServer(deps: McpServerDeps, caller: Caller, era: Era = '
     { capabilities: { tools: { listChanged: true } }, instructions: INSTRUCTIONS, ...(era === 'modern' ? {} : { supportedProtocolVersions: versions }) },
   );
 
-  server.setRequestHandler('tools/list', () => ({ tools: toolsFor(gw, caller, deps.names) }));
+  server.setRequestHandler('tools/list', async (_req, ctx) => ({
+    tools: (await deps.toolSearch?.list(caller, era === 'modern' ? undefined : sessionTag(ctx.sessionId))) ?? toolsFor(gw, caller, deps.names),
+  }));
 
   server.setRequestHandler('tools/call', async (req, ctx): Promise<CallToolResult | InputRequiredResult> => {
     const headers = headerRecord(ctx.http?.req);
@@ -114,6 +120,10 @@ export function buildMcpServer(deps: McpServerDeps, caller: Caller, era: Era = '
       signal: ctx.mcpReq.signal,
       onProgress: progressRelay(req.params._meta?.progressToken, ctx),
       gate: { server, ctx },
+      listChanged: {
+        now: () => void ctx.mcpReq.notify({ method: 'notifications/tools/list_changed' }).catch(() => undefined), // on the call's own stream
+        later: () => void server.sendToolListChanged().catch(() => undefined),
+      },
     });
   });
   return server;
@@ -142,6 +152,8 @@ export interface McpCallOptions {
   gate?: { server: Server; ctx: ServerContext } | undefined;
   /** 2026-07-28: a gated call answers with an input request when the client can show a form. */
   modern?: ModernGate | undefined;
+  /** How the session hears that find_tools changed its tool list (tool-search.ts). */
+  listChanged?: ListChangedSink | undefined;
 }
 
 /** One tools/call of an MCP client through the pipeline, as a CallToolResult (failures included, as isError results). */
@@ -150,6 +162,7 @@ export async function runMcpCall(deps: McpServerDeps, caller: Caller, name: stri
 export async function runMcpCall(deps: McpServerDeps, caller: Caller, name: string, args: Record<string, unknown>, o: McpCallOptions): Promise<CallToolResult | InputRequiredResult> {
   const { gw } = deps;
   const tag = o.modern ? undefined : sessionTag(o.sessionId);
+  if (deps.toolSearch?.handles(caller, name)) return deps.toolSearch.call(caller, args, { tag, listChanged: o.listChanged });
   const r: ResultContext = { registry: gw.registry, caller, names: deps.names };
   gw.inFlight.begin(); // the shutdown drain waits for the call, whatever its stream does
   let out: CallOutcome;

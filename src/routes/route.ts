@@ -1,9 +1,8 @@
 import type { FastifyInstance } from 'fastify';
 import { Type, type Static } from '@sinclair/typebox';
 import type { Gateway } from '../gateway.js';
-import { canSee } from '../auth/caller.js';
 import { formatTool, type ToolFormat } from '../tools/formats.js';
-import { indexFor } from '../prefilter/registry-index.js';
+import { rankFor } from '../prefilter/for-caller.js';
 import { errorResponses } from './schemas.js';
 
 export const ROUTE_K_MAX = 20;
@@ -20,7 +19,7 @@ const Body = Type.Object(
 
 /**
  * POST /v1/route: the few tools worth showing the model for a user message, best first. Hidden
- * tools and `prefilter: false` tools never appear; a tool whose every backend is open or disabled
+ * and held tools and `prefilter: false` tools never appear; a tool whose every backend is open or disabled
  * is demoted below the others, and says why.
  */
 export async function routeRoutes(app: FastifyInstance, opts: { gw: Gateway; observe?: (seconds: number) => void }): Promise<void> {
@@ -30,24 +29,12 @@ export async function routeRoutes(app: FastifyInstance, opts: { gw: Gateway; obs
     { schema: { summary: 'Rank the tools worth showing the model for a user message', tags: ['tools'], body: Body, response: errorResponses(400, 401, 413) } },
     async (req) => {
       const started = performance.now();
-      const registry = gw.registry;
       const k = req.body.k ?? 5;
-      const eligible = (name: string) => {
-        const t = registry.get(name);
-        return t !== undefined && t.visibility.prefilter && !t.deprecated && canSee(req.caller, t);
-      };
-      const found = indexFor(registry).search(req.body.query, { k: k + ROUTE_K_MAX, filter: eligible, explain: req.body.explain === true });
-      const ranked = found.map((c) => {
-        const tool = registry.get(c.name)!;
-        const states = tool.backends.map((b) => gw.health.view(tool, b).state);
-        const down = states.every((s) => s === 'open' || s === 'disabled' || s === 'unhealthy');
-        return { c, tool, down, why: down ? `every backend is ${[...new Set(states)].join(' or ')}` : undefined };
-      });
-      const ordered = [...ranked.filter((r) => !r.down), ...ranked.filter((r) => r.down)].slice(0, k);
-      const candidates = ordered.map(({ c, why }) => ({
+      const ordered = rankFor(gw.registry, gw.health, req.caller, req.body.query, { k, explain: req.body.explain === true });
+      const candidates = ordered.map(({ candidate: c, demoted }) => ({
         name: c.name,
         score: Number(c.score.toFixed(4)),
-        ...(c.why || why ? { why: { ...(c.why ?? {}), ...(why ? { demoted: why } : {}) } } : {}),
+        ...(c.why || demoted ? { why: { ...(c.why ?? {}), ...(demoted ? { demoted } : {}) } } : {}),
       }));
       opts.observe?.((performance.now() - started) / 1000);
       const format = req.body.format as ToolFormat | undefined;
