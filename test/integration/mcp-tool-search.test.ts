@@ -3,6 +3,9 @@ import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
+import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
+import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { echoTool, startGateway, type TestGateway } from '../helpers/app.js';
 import { Upstream } from '../helpers/upstream.js';
 import { untilAsync } from '../helpers/wait.js';
@@ -216,6 +219,30 @@ describe('/mcp tool search (mcp.toolSearch, find_tools) with the v2 SDK client',
     const results = await Promise.all(Array.from({ length: 30 }, () => search({ query: 'weather in Paris' })));
     expect(results.filter((r) => !r.isError).length).toBeLessThanOrEqual(11);
     expect(results.filter((r) => r.isError && /^Error RATE_LIMITED/.test(textOf(r))).length).toBeGreaterThanOrEqual(19);
+  });
+
+  it('over the legacy SSE transport (/sse, 1.x SDK client) the notice comes on the session stream', async () => {
+    const headers = { authorization: `Bearer ${KEYS.agent}` };
+    const client = new ClientV1({ name: 'tool-search-sse', version: '1.0.0' });
+    let notices = 0;
+    client.setNotificationHandler(ToolListChangedNotificationSchema, () => void notices++);
+    await client.connect(new SSEClientTransport(new URL(`${base}/sse`), { requestInit: { headers }, eventSourceInit: { fetch: (url, init) => fetch(url, { ...init, headers: { ...(init?.headers as Record<string, string>), ...headers } }) } }));
+    clients.push(client as unknown as Client);
+    const r = (await client.callTool({ name: 'find_tools', arguments: { query: 'send an email', k: 1 } })) as Result;
+    expect(r.structuredContent!.candidates.map((c) => c.name)).toEqual([shown('mail.send')]);
+    await untilAsync(async () => notices === 1, 'list_changed on /sse');
+    expect((await client.listTools()).tools.map((t) => t.name)).toEqual(['find_tools', shown('debug.echo'), shown('mail.send')]);
+  });
+
+  it('POST /v1/route, the same ranking for REST callers, offers no hidden or held tool either', async () => {
+    for (const query of ['weather notes', 'read the notes', 'notes.read_notes', 'notes__read_notes readNotes', 'read a secret from the vault']) {
+      const res = await gw.app.inject({ method: 'POST', url: '/v1/route', headers: { authorization: `Bearer ${KEYS.agent}` }, payload: { query, k: 10 } });
+      expect(res.statusCode).toBe(200);
+      const names = (res.json() as { candidates: { name: string }[] }).candidates.map((c) => c.name);
+      if (query === 'weather notes') expect(names).toContain('weather.current'); // the query does find things
+      expect(names).not.toContain('notes.read_notes');
+      expect(names).not.toContain('vault.read_secret');
+    }
   });
 
   it('a key with toolSearch.enabled: false gets the plain list, and find_tools is no tool for it', async () => {
