@@ -8,7 +8,8 @@
 //
 // Flags: --data DIR (default $PREFILTER_DEV or ../shared/prefilter-dev), --dist DIR (compiled
 // prefilter, default dist/prefilter), --quick (skip the 20k scale run), --out FILE (markdown copy
-// of the table; default none: npm run bench puts it in docs/benchmarks.md).
+// of the table; default none: npm run bench puts it in docs/benchmarks.md). It ends with the bytes
+// of /mcp tools/list at 500 tools with and without mcp.toolSearch (bench/lib/tool-search-bytes.mjs).
 //
 // Held-out procedure: the English dev queries scored are every 10th line of queries.jsonl
 // (line index % 10 == 0, ~1,960 queries). The "with examples" row gives each tool, as its
@@ -289,6 +290,27 @@ if (!haveDev) {
   }
 }
 
+// --- /mcp tools/list bytes at 500 tools, with and without the tool-search mode (bench/lib/tool-search-bytes.mjs)
+const searchLines = [];
+{
+  const { toolSearchBytes } = await import('./lib/tool-search-bytes.mjs');
+  const b = await toolSearchBytes({ distDir: dirname(distDir), devTools, n: 500, query: 'What will the weather be like in Paris tomorrow?' });
+  figures.toolSearchBytes = b;
+  const kb = (x) => `${(x / 1024).toFixed(1)} KiB`;
+  const vs = (x) => `${((100 * x) / b.plain).toFixed(1)} %`;
+  searchLines.push(
+    '',
+    `**/mcp \`tools/list\` at ${b.tools} tools, with and without \`mcp.toolSearch\`** (k ${b.k}; the JSON-RPC answers as sent, one gateway, two keys; the tools: dev descriptions with a three-parameter input schema each):`,
+    '',
+    '| answer | bytes | | of the plain list |',
+    '| --- | --- | --- | --- |',
+    `| tools/list, mode off (${b.tools} tools) | ${b.plain} | ${kb(b.plain)} | 100 % |`,
+    `| tools/list, mode on, before a search (find_tools) | ${b.searchMode} | ${kb(b.searchMode)} | ${vs(b.searchMode)} |`,
+    `| find_tools result (${b.k} candidates: name, description) | ${b.findResult} | ${kb(b.findResult)} | ${vs(b.findResult)} |`,
+    `| tools/list, mode on, after a search (find_tools + ${b.listed - 1}) | ${b.afterSearch} | ${kb(b.afterSearch)} | ${vs(b.afterSearch)} |`,
+  );
+}
+
 const cpu = cpus();
 const lines = [
   `${cpu[0]?.model ?? 'unknown CPU'}, ${cpu.length} cores, Node ${process.version}, ${new Date().toISOString().slice(0, 10)}. ` +
@@ -300,6 +322,7 @@ const lines = [
   ...rows,
   ...scaleRows,
   ...loadRows,
+  ...searchLines,
   ...(notes.length > 0 ? ['', ...notes] : []),
 ];
 if (!globalThis.gc) lines.push('', '(heap figures are rough: run with `node --expose-gc` for settled numbers)');

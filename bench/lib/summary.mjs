@@ -37,6 +37,8 @@ export function summaryRows(blocks) {
     if (p.scale5000) add('prefilter', 'p95 query latency, 5,000 tools', `${f(p.scale5000.p95)} ms`, '≤ 2 ms', p.scale5000.p95 <= 2);
     if (p.scale20000) add('prefilter', 'p95 query latency, 20,000 tools', `${f(p.scale20000.p95)} ms`, '≤ 10 ms', p.scale20000.p95 <= 10);
     if (p.scale5000) add('prefilter', 'index build, 5,000 tools', `${f(p.scale5000.buildMs, 0)} ms`, '< 1,000 ms', p.scale5000.buildMs < 1000);
+    const b = p.toolSearchBytes;
+    if (b) add('prefilter', `/mcp tools/list at ${b.tools} tools: tool search on (after a search, k ${b.k}) / off`, `${f(b.afterSearch / 1024, 1)} / ${f(b.plain / 1024, 1)} KiB (${f((100 * b.afterSearch) / b.plain, 1)} %)`);
   }
   const r = blocks.reload?.data;
   if (r) {
