@@ -84,6 +84,7 @@ export class RedisSessionStore {
   private readonly cmd: Promise<Redis>;
   private readonly sub: Promise<Redis>;
   private readonly listeners = new Map<string, (note: StreamNote) => void>();
+  private readonly firstConnect: Promise<void>;
 
   constructor(url: string, private readonly ttlMs: number) {
     this.cmd = connectRedis(url, redisClientOptions()).then((c) => c.on('error', () => undefined));
@@ -95,13 +96,16 @@ export class RedisSessionStore {
       c.on('ready', () => void (this.listeners.size ? c.subscribe(...this.listeners.keys()).catch(() => undefined) : undefined));
       return c;
     });
+    this.firstConnect = this.cmd.then(firstReady).catch(() => undefined);
     this.cmd.catch(() => undefined);
     this.sub.catch(() => undefined);
   }
 
   private async run<T>(fn: (c: Redis) => Promise<T>): Promise<T> {
     try {
-      return await fn(await this.cmd);
+      const c = await this.cmd;
+      await this.firstConnect; // at startup only; from then on commands fail fast while Redis is away
+      return await fn(c);
     } catch (e) {
       throw redisUnavailable(e);
     }
@@ -194,6 +198,18 @@ export class RedisSessionStore {
       if (c) await c.quit().catch(() => c.disconnect());
     }
   }
+}
+
+/** At startup only: the first command waits (bounded) for the first connection. */
+function firstReady(c: Redis): Promise<void> {
+  if (c.status === 'ready') return Promise.resolve();
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error('Redis did not become ready')), 2000);
+    c.once('ready', () => {
+      clearTimeout(timer);
+      resolve();
+    });
+  });
 }
 
 /** A valid stream entry id (what `Last-Event-ID` must be). */
