@@ -11,7 +11,7 @@ import { buildMcpServer, declaresForm, header } from './server.js';
 import { mcpNames } from './names.js';
 import { McpSessions } from './sessions.js';
 import { RedisSessionStore } from './session-store.js';
-import { catalogDigest, initParamsOf, levelSetBy, refuseSharedGet } from './session-http.js';
+import { catalogDigest, initParamsOf, levelSetBy, refuseSharedGet, subscriptionsChangedBy } from './session-http.js';
 import { sharedStream } from './shared-stream.js';
 import { answerFastCall, asFastCall, cancelFastCall } from './fast-call.js';
 import { LegacySse } from './legacy-sse.js';
@@ -148,6 +148,8 @@ export async function mcpServerRoutes(app: FastifyInstance, opts: { gw: Gateway 
       if (!session) return refuse(reply, 'session_not_found', 404, -32001, 'Session not found');
       const level = store && parsed ? levelSetBy(parsed.value) : undefined;
       if (level !== undefined) await sessions.noteLevel(session, level);
+      const subscribed = store && parsed ? subscriptionsChangedBy(parsed.value) : undefined;
+      if (subscribed) await sessions.noteSubscriptions(session, subscribed);
       if (parsed && fastCalls) {
         const call = asFastCall(req, parsed.value);
         if (call) return answerFastCall(deps, call, req, reply, { session });

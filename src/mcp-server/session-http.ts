@@ -27,6 +27,17 @@ export function levelSetBy(msg: unknown): string | undefined {
   return undefined;
 }
 
+/** The resource URIs the message (or batch) subscribes to and unsubscribes from. */
+export function subscriptionsChangedBy(msg: unknown): { subscribe: string[]; unsubscribe: string[] } | undefined {
+  const out = { subscribe: [] as string[], unsubscribe: [] as string[] };
+  for (const m of Array.isArray(msg) ? msg : [msg]) {
+    if (!isObject(m) || !isObject(m['params']) || typeof m['params']['uri'] !== 'string') continue;
+    if (m['method'] === 'resources/subscribe') out.subscribe.push(m['params']['uri']);
+    if (m['method'] === 'resources/unsubscribe') out.unsubscribe.push(m['params']['uri']);
+  }
+  return out.subscribe.length + out.unsubscribe.length > 0 ? out : undefined;
+}
+
 /** The GET-stream checks the SDK's transport makes, for the shared stream it does not serve. */
 export function refuseSharedGet(req: FastifyRequest): Response | undefined {
   if (!req.headers.accept?.includes('text/event-stream')) return jsonRpcError(406, -32000, 'Not Acceptable: Client must accept text/event-stream');

@@ -3,6 +3,7 @@ import { WebStandardStreamableHTTPServerTransport, type Server } from '@modelcon
 import type { Caller } from '../auth/caller.js';
 import { sessionKey } from '../auth/caller.js';
 import { replayInto } from './session-replay.js';
+import { suppressed } from './shared-stream.js';
 import { bindSessionState, SessionState } from './session-state.js';
 import { sessionHash, type InitParams, type RedisSessionStore, type SessionRecord } from './session-store.js';
 
@@ -138,6 +139,13 @@ export class McpSessions {
     return s;
   }
 
+  /** `resources/subscribe` / `unsubscribe` seen on the session: kept in its state, so every replica knows what it listens to. */
+  async noteSubscriptions(s: McpSession, change: { subscribe: string[]; unsubscribe: string[] }): Promise<void> {
+    for (const uri of change.subscribe) s.state.subscriptions.add(uri);
+    for (const uri of change.unsubscribe) s.state.subscriptions.delete(uri);
+    await s.state.save();
+  }
+
   /** A `logging/setLevel` seen on the session: kept in its state, so a rebuild elsewhere replays it. */
   async noteLevel(s: McpSession, level: string): Promise<void> {
     s.state.logLevel = level;
@@ -207,7 +215,9 @@ export class McpSessions {
     transport.send = async (message, options) => {
       const standalone = options?.relatedRequestId === undefined && !('id' in message && !('method' in message));
       if (!standalone || transport.sessionId === undefined) return send(message, options);
-      await store.deliver(sessionHash(transport.sessionId), message);
+      const hash = sessionHash(transport.sessionId);
+      if (await suppressed(store, hash, message as { method?: string; params?: { uri?: unknown } })) return;
+      await store.deliver(hash, message);
     };
   }
 
@@ -263,7 +273,12 @@ export class McpSessions {
       if (s.streams > 0 && this.store) {
         s.touchedAt = Date.now();
         void this.store.touch(s.hash, s.state.record).catch(() => undefined); // a listening session stays alive everywhere
-      } else if (s.streams === 0 && s.lastSeen < before) void (this.store ? this.drop(s.id) : this.close(s.id));
+      } else if (s.streams === 0 && s.lastSeen < before) {
+        if (!this.store) void this.close(s.id);
+        // A copy whose Server holds subscriptions upstream stays while the session lives (their updates come through it).
+        else if (s.state.subscriptions.size > 0) void this.store.get(s.hash).then((rec) => (rec ? undefined : this.drop(s.id)), () => undefined);
+        else void this.drop(s.id);
+      }
     }
   }
 }

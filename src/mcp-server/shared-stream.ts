@@ -89,3 +89,15 @@ export async function sharedStream(store: RedisSessionStore, s: McpSession, last
     headers: { 'content-type': 'text/event-stream', 'cache-control': 'no-cache, no-transform', 'x-accel-buffering': 'no', 'mcp-session-id': s.id },
   });
 }
+
+/**
+ * A notification the session must not get (again): an update of a URI it unsubscribed from on
+ * another replica (this replica's subscription upstream outlives it until its next request
+ * here), or a resources/prompts list_changed another replica's copy already sent within the
+ * second (each replica hears its own upstream's; the client re-lists once either way).
+ */
+export async function suppressed(store: RedisSessionStore, hash: string, m: { method?: string; params?: { uri?: unknown } }): Promise<boolean> {
+  if (m.method === 'notifications/resources/updated') return !(await store.get(hash))?.subscriptions.includes(String(m.params?.uri));
+  if (m.method === 'notifications/resources/list_changed' || m.method === 'notifications/prompts/list_changed') return !(await store.once(hash, `${m.method}:${Math.floor(Date.now() / 1000)}`));
+  return false;
+}
