@@ -56,7 +56,7 @@ describe('resources through /mcp', () => {
         mcp: { resources: { maxReadBytes: 2048, maxSubscriptionsPerSession: 3 } },
       },
       tools: {
-        'everything.yaml': { kind: 'mcp-server', name: 'every_thing', transport: 'stdio', command: node, args: [EVERYTHING, 'stdio'], prestart: true, resources: { exclude: ['demo://resource/static/document/extension.md'] } },
+        'everything.yaml': { kind: 'mcp-server', name: 'every_thing', transport: 'stdio', command: node, args: [EVERYTHING, 'stdio'], prestart: true, resources: { exclude: ['demo://resource/static/document/extension.md'] }, overrides: { 'gzip-file-as-resource': { confirm: false } } },
         'files.yaml': { kind: 'mcp-server', name: 'files', transport: 'stdio', command: node, args: [FILESYSTEM, files], prestart: true },
       },
     });
@@ -188,4 +188,41 @@ describe('resources through /mcp', () => {
     await a.subscribeResource({ uri: others[2]!.uri });
     await expect(a.subscribeResource({ uri: others[3]!.uri })).rejects.toMatchObject({ code: -32600 });
   }, 30000);
+
+  it('list_changed reaches the sessions that may see the server (not a narrowed key\'s), and the new resource is listed and read', async () => {
+    const a = await connect('legacy');
+    const narrow = await connect('legacy', NARROW);
+    let changedA = 0;
+    let changedNarrow = 0;
+    a.setNotificationHandler('notifications/resources/list_changed', () => void changedA++);
+    narrow.setNotificationHandler('notifications/resources/list_changed', () => void changedNarrow++);
+    await listAll(a); // the listing is cached: the change must drop it
+    const data = `data:text/plain;base64,${Buffer.from('zipped through the gateway').toString('base64')}`;
+    const res = await gw.call('every_thing.gzip-file-as-resource', { name: 'via-gateway.gz', data }, { key: ALL });
+    expect(res.statusCode, res.body).toBe(200);
+    await untilAsync(async () => changedA > 0, 'list_changed', 10000);
+    const uri = (await listAll(a)).find((r) => decodeURIComponent(r.uri).endsWith('session/via-gateway.gz'))?.uri;
+    expect(uri).toBeDefined();
+    const read = await a.readResource({ uri: uri! }, { cacheMode: 'bypass' });
+    expect(read.contents[0]).toMatchObject({ uri, mimeType: 'application/gzip' });
+    expect(changedNarrow).toBe(0);
+  }, 30000);
+
+  it('modern: a subscriptions/listen stream hears updates of the URIs it named and may see; a hidden URI is dropped from its filter', async () => {
+    const c = await connect('modern');
+    const uri = (await listAll(c)).find((r) => decodeURIComponent(r.uri).includes('how-it-works.md'))!.uri;
+    const heard: string[] = [];
+    c.setNotificationHandler('notifications/resources/updated', (n) => void heard.push(n.params.uri));
+    const sub = await c.listen({ resourceSubscriptions: [uri] });
+    const narrow = await connect('modern', NARROW);
+    const heardNarrow: string[] = [];
+    narrow.setNotificationHandler('notifications/resources/updated', (n) => void heardNarrow.push(n.params.uri));
+    const narrowSub = await narrow.listen({ resourceSubscriptions: [uri] });
+    // server-everything's updates are on for the gateway's upstream session since the subscriptions test toggled them.
+    await untilAsync(async () => heard.length > 0, 'an update', 15000);
+    expect(heard[0]).toBe(uri);
+    expect(heardNarrow).toEqual([]);
+    await sub.close();
+    await narrowSub.close();
+  }, 40000);
 });
