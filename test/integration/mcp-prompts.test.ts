@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { fileURLToPath } from 'node:url';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { startGateway, type TestGateway } from '../helpers/app.js';
 import { EVERYTHING } from '../helpers/processes.js';
@@ -12,6 +13,7 @@ const ALL = 'prm-all-key-000000001';
 const NARROW = 'prm-narrow-key-000002';
 const GLOBS = 'prm-globs-key-0000003';
 const node = process.execPath;
+const FIXTURE = fileURLToPath(new URL('../fixtures/mcp/passthrough-server.mjs', import.meta.url));
 type Era = 'legacy' | 'modern';
 const everything = (name: string, extra: Record<string, unknown> = {}) => ({ kind: 'mcp-server', name, transport: 'stdio', command: node, args: [EVERYTHING, 'stdio'], prestart: true, ...extra });
 
@@ -41,6 +43,8 @@ describe('prompts, completions and logging through /mcp', () => {
       tools: {
         'ev.yaml': everything('ev', { prompts: { exclude: ['resource-prompt'] } }),
         'plain.yaml': everything('plain', { prefix: '' }),
+        // A v2-SDK server (2026-07-28 upstream) without prefix too: it gives one URI and one prompt name as `plain` does.
+        'fx.yaml': { kind: 'mcp-server', name: 'fx', prefix: '', transport: 'stdio', command: node, args: [FIXTURE], prestart: true },
       },
     });
     base = await gw.app.listen({ port: 0, host: '127.0.0.1' });
@@ -54,12 +58,16 @@ describe('prompts, completions and logging through /mcp', () => {
     it(`${era}: prompts are listed as <prefix>.<name> (unchanged with prefix ""), and got with arguments`, async () => {
       const c = await connect(era);
       const names = (await c.listPrompts({}, { cacheMode: 'bypass' })).prompts.map((p) => p.name);
-      expect(names).toEqual(expect.arrayContaining(['ev.simple-prompt', 'ev.args-prompt', 'ev.completable-prompt', 'simple-prompt', 'args-prompt', 'resource-prompt']));
+      expect(names).toEqual(expect.arrayContaining(['ev.simple-prompt', 'ev.args-prompt', 'ev.completable-prompt', 'args-prompt', 'resource-prompt', 'fixture-prompt']));
       expect(names).not.toContain('ev.resource-prompt'); // the server file's exclude
+      expect(names).not.toContain('simple-prompt'); // two servers without prefix give it: served by neither
       const got = await c.getPrompt({ name: 'ev.args-prompt', arguments: { city: 'Lisbon', state: 'Lx' } });
       expect(JSON.stringify(got.messages)).toContain('Lisbon');
-      const plain = await c.getPrompt({ name: 'simple-prompt' });
-      expect(plain.messages.length).toBeGreaterThan(0);
+      const plain = await c.getPrompt({ name: 'args-prompt', arguments: { city: 'Faro' } });
+      expect(JSON.stringify(plain.messages)).toContain('Faro');
+      const fx = await c.getPrompt({ name: 'fixture-prompt', arguments: { topic: 'gateways' } });
+      expect(JSON.stringify(fx.messages)).toContain('Tell me about gateways');
+      await expect(c.getPrompt({ name: 'simple-prompt' })).rejects.toMatchObject({ code: -32602 });
     });
 
     it(`${era}: completion/complete for a prompt argument and a resource template goes to the owning server; unknown ones are invalid params`, async () => {
@@ -95,13 +103,23 @@ describe('prompts, completions and logging through /mcp', () => {
     expect(JSON.stringify(rec)).not.toContain('Secretcity');
   });
 
-  it('prefix "": resources pass with their own URIs', async () => {
+  it('prefix "": resources pass with their own URIs, routed by which server listed them; a URI two such servers list is served by neither', async () => {
     const c = await connect('legacy');
-    const { resources } = await c.listResources({}, { cacheMode: 'bypass' });
-    const own = resources.find((r) => r.uri === 'demo://resource/static/document/architecture.md');
-    expect(own).toBeDefined();
-    const read = await c.readResource({ uri: own!.uri }, { cacheMode: 'bypass' });
-    expect(read.contents[0]?.uri).toBe(own!.uri);
+    const uris: string[] = [];
+    let cursor: string | undefined;
+    do {
+      const r = await c.listResources(cursor === undefined ? {} : { cursor }, { cacheMode: 'bypass' });
+      uris.push(...r.resources.map((x) => x.uri));
+      cursor = r.nextCursor;
+    } while (cursor !== undefined);
+    expect(uris).toContain('demo://resource/static/document/how-it-works.md');
+    expect(uris).toContain('fixture://note');
+    expect(uris).not.toContain('demo://resource/static/document/architecture.md');
+    const read = await c.readResource({ uri: 'demo://resource/static/document/how-it-works.md' }, { cacheMode: 'bypass' });
+    expect(read.contents[0]?.uri).toBe('demo://resource/static/document/how-it-works.md');
+    const note = await c.readResource({ uri: 'fixture://note' }, { cacheMode: 'bypass' });
+    expect(note.contents[0]).toMatchObject({ uri: 'fixture://note', text: 'a note from the fixture' });
+    await expect(c.readResource({ uri: 'demo://resource/static/document/architecture.md' }, { cacheMode: 'bypass' })).rejects.toMatchObject({ code: -32602 });
   });
 
   it('logging: a session that set a level hears the server\'s messages; one that did not, or cannot see the server, hears none', async () => {
