@@ -6,6 +6,7 @@ import { stringify } from 'yaml';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { echoTool } from '../helpers/app.js';
 import { TestNginx } from '../helpers/nginx.js';
+import { EVERYTHING } from '../helpers/processes.js';
 import { TestRedis } from '../helpers/redis.js';
 import { startServerProcess, type ServerProcess } from '../helpers/server-process.js';
 import { untilAsync } from '../helpers/wait.js';
@@ -39,6 +40,8 @@ describe('/mcp 2025 sessions on any replica (Redis, nginx round robin, no sticki
     redis = await TestRedis.start();
     toolsDir = mkdtempSync(join(tmpdir(), 'toolgate-replicas-tools-'));
     writeFileSync(join(toolsDir, 'echo.yaml'), stringify(echoTool('debug.echo')));
+    // Each replica runs its own server-everything (stdio): a subscription lives upstream of the replica that took it.
+    writeFileSync(join(toolsDir, 'everything.yaml'), stringify({ kind: 'mcp-server', name: 'every_thing', transport: 'stdio', command: process.execPath, args: [EVERYTHING, 'stdio'], prestart: true, overrides: { 'toggle-subscriber-updates': { confirm: false } } }));
     const config = {
       state: { redis: redis.url },
       tools: { dir: toolsDir, watchDebounceMs: 50 },
@@ -157,6 +160,32 @@ describe('/mcp 2025 sessions on any replica (Redis, nginx round robin, no sticki
     }
     expect(new Set(served.map((s) => s.upstream))).toEqual(new Set(replicas.map(upstreamOf)));
   });
+
+  it('a resource subscription taken by one replica is heard on the GET stream the other holds; an unsubscribe that lands on the holder stops it', async () => {
+    const served: Served[] = [];
+    const { client } = await connect(served, { n: 0 });
+    const updates: string[] = [];
+    client.setNotificationHandler('notifications/resources/updated', (n) => void updates.push(n.params.uri));
+    await waitFor(() => served.some((s) => s.method === 'GET' && s.status === 200));
+    const holder = served.find((s) => s.method === 'GET' && s.status === 200)!.upstream;
+    const uri = (await client.listResources()).resources.find((r) => decodeURIComponent(r.uri).includes('architecture.md'))?.uri ?? '';
+    expect(uri).not.toBe('');
+    const lastPost = () => served.filter((s) => s.method === 'POST').at(-1)?.upstream;
+    for (let i = 0; i < 3 && lastPost() !== holder; i++) await client.ping(); // round robin: the next request goes to the other replica
+    await client.subscribeResource({ uri });
+    const taker = lastPost()!;
+    expect(taker).not.toBe(holder);
+    const toggle = (on: string) => fetch(`http://${on}/v1/tools/every_thing.toggle-subscriber-updates/call`, { method: 'POST', headers: { authorization: `Bearer ${ALICE}`, 'content-type': 'application/json' }, body: JSON.stringify({ arguments: {} }) });
+    expect((await toggle(taker)).status).toBe(200); // the taker's upstream now sends updates of its subscriptions (every 5 s)
+    await waitFor(() => updates.length > 0, 15_000);
+    expect(updates[0]).toBe(uri);
+    await client.unsubscribeResource({ uri });
+    expect(lastPost()).toBe(holder);
+    const heard = updates.length;
+    await new Promise((r) => setTimeout(r, 5500)); // one more round of the upstream's updates
+    expect(updates.length).toBe(heard);
+    await toggle(taker);
+  }, 40_000);
 
   it('the v2 SDK client lists, calls and hears tools list_changed once while its requests alternate replicas, and keeps going after the GET stream\'s replica is SIGKILLed', async () => {
     const served: Served[] = [];
