@@ -7,9 +7,12 @@ import { requireScopes } from '../plugins/scopes.js';
 import { errorResponses } from '../routes/schemas.js';
 import { jsonRpcError, toWebRequest, withOpeningComment } from './http.js';
 import { isJsonContentType, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/server';
-import { buildMcpServer, declaresForm } from './server.js';
+import { buildMcpServer, declaresForm, header } from './server.js';
 import { mcpNames } from './names.js';
 import { McpSessions } from './sessions.js';
+import { RedisSessionStore } from './session-store.js';
+import { catalogDigest, initParamsOf, levelSetBy, refuseSharedGet, subscriptionsChangedBy } from './session-http.js';
+import { sharedStream } from './shared-stream.js';
 import { answerFastCall, asFastCall, cancelFastCall } from './fast-call.js';
 import { LegacySse } from './legacy-sse.js';
 import { ListenStreams } from './listen-streams.js';
@@ -21,8 +24,9 @@ import type { ModernGate } from './input-required.js';
 import { refusalReason, type ProtocolErrorReason } from './protocol-errors.js';
 import { toolSearchFor } from './tool-search-setup.js';
 import type { OnSearch } from '../prefilter/search-events.js';
+import { Passthrough } from './passthrough.js';
 
-const LIMITS = { perCaller: 32, idleMs: 30 * 60 * 1000 };
+const LIMITS = { perCaller: 32, idleMs: 30 * 60 * 1000, max: 10_000 };
 
 /**
  * The request to the SDK's transport. A POST body that parses as JSON is handed over parsed (no
@@ -88,8 +92,11 @@ export async function mcpServerRoutes(app: FastifyInstance, opts: { gw: Gateway;
   const elicitable = config.mcp.elicitApproval.tools.map(globToRegExp);
   const names = mcpNames(config.mcp.toolNames, () => gw.registry);
   const toolSearch = toolSearchFor(gw, names, opts.onSearch);
-  const deps = { gw, mayElicit: (tool: string) => elicitable.some((re) => re.test(tool)), names, toolSearch };
-  const sessions = new McpSessions((caller) => buildMcpServer(deps, caller), LIMITS);
+  const passthrough = new Passthrough(gw, app.log);
+  const deps = { gw, mayElicit: (tool: string) => elicitable.some((re) => re.test(tool)), names, toolSearch, passthrough };
+  // With state.redis a 2025 session lives in Redis and any replica serves it; else in this one's memory.
+  const store = config.state.redis ? new RedisSessionStore(config.state.redis, LIMITS.idleMs) : undefined;
+  const sessions = new McpSessions((caller) => buildMcpServer(deps, caller), LIMITS, store);
   // Plain tools/call POSTs are answered as JSON straight from the pipeline: in 2026-07-28 always,
   // in 2025 unless a tool may be approved by the client's user (that asks on the request's stream).
   const fastCalls = elicitable.length === 0;
@@ -109,18 +116,22 @@ export async function mcpServerRoutes(app: FastifyInstance, opts: { gw: Gateway;
   // 2026-07-28 requests: stateless, any replica.
   const modern = new ModernMcp(deps, (e) => app.log.debug({ err: e }, 'MCP request refused or failed in the SDK'));
   const listens = new ListenStreams(LIMITS.perCaller);
+  passthrough.modern = modern.notify;
 
   const onReload = (r: ReloadResult) => {
     if (r.added.length + r.changed.length + r.removed.length === 0) return;
     modern.toolsChanged();
-    sessions.forEach((s) => void s.server.sendToolListChanged().catch(() => undefined));
+    // Every replica sees the same tools.d change: each session hears it once (in memory: from this replica).
+    sessions.forEachOnce(`tools:${catalogDigest(gw)}`, (s) => void s.server.sendToolListChanged().catch(() => undefined));
     legacy.forEach((server) => void server.sendToolListChanged().catch(() => undefined));
   };
   gw.on('reload', onReload);
   app.addHook('preClose', async () => {
     gw.off('reload', onReload);
     toolSearch?.close();
+    passthrough.close();
     await Promise.all([sessions.closeAll(), legacy.closeAll(), modern.close()]);
+    await store?.close();
   });
 
   /** An answer of the gateway's own that refuses a message: counted, then sent. */
@@ -142,8 +153,12 @@ export async function mcpServerRoutes(app: FastifyInstance, opts: { gw: Gateway;
     const id = req.headers['mcp-session-id'];
     let response: Response;
     if (typeof id === 'string') {
-      const session = sessions.get(id, req.caller);
+      const session = await sessions.resolve(id, req.caller);
       if (!session) return refuse(reply, 'session_not_found', 404, -32001, 'Session not found');
+      const level = store && parsed ? levelSetBy(parsed.value) : undefined;
+      if (level !== undefined) await sessions.noteLevel(session, level);
+      const subscribed = store && parsed ? subscriptionsChangedBy(parsed.value) : undefined;
+      if (subscribed) await sessions.noteSubscriptions(session, subscribed);
       if (parsed && fastCalls) {
         const call = asFastCall(req, parsed.value);
         // find_tools goes through the SDK: its list_changed then rides on the call's own stream, before the result.
@@ -155,17 +170,26 @@ export async function mcpServerRoutes(app: FastifyInstance, opts: { gw: Gateway;
         session.streams--;
         session.lastSeen = Date.now();
       });
-      response = await handOver(session.transport, req, parsed);
+      if (store && req.method === 'GET') {
+        const refused = refuseSharedGet(req);
+        response = refused ?? (await sharedStream(store, session, header(req.headers, 'last-event-id') ?? null, () => void sessions.drop(session.id)));
+      } else response = await handOver(session.transport, req, parsed);
       // The standalone GET stream lives no longer than the token that opened it (the session does: it is the caller's).
       if (req.method === 'GET' && response.status === 200) endAtExpiry(req.caller, reply.raw, () => reply.raw.destroy());
     } else if (req.method === 'POST') {
       // Not an initialize (a JSON body the SDK would only refuse): refused without building a session for it.
       if (parsed && !opensSession(parsed.value)) return refuse(reply, 'session_required', 400, -32000, 'Bad Request: Mcp-Session-Id header is required');
-      const { transport, settle } = await sessions.open(req.caller);
+      const { transport, settle } = await sessions.open(req.caller, initParamsOf(parsed?.value));
+      let opened: Awaited<ReturnType<typeof settle>> = 'ok';
       try {
         response = await handOver(transport, req, parsed);
       } finally {
-        await settle(); // also when the request was refused before the SDK saw it
+        opened = await settle(); // also when the request was refused before the SDK saw it
+      }
+      if (opened === 'full') {
+        await response.body?.cancel().catch(() => undefined);
+        reply.header('retry-after', '5');
+        return refuse(reply, 'too_many_sessions', 503, -32000, 'Service Unavailable: too many MCP sessions are open; retry later');
       }
     } else {
       return refuse(reply, 'session_required', 400, -32000, 'Bad Request: Mcp-Session-Id header is required');
@@ -184,6 +208,8 @@ export async function mcpServerRoutes(app: FastifyInstance, opts: { gw: Gateway;
       const gate: ModernGate = { deps, caller: req.caller, requestId: req.id, canAsk: declaresForm(envelopeCapabilities(parsed?.value)) };
       return answerFastCall(deps, call, req, reply, { modern: gate, encode: modernResult });
     }
+    const released = isListen(parsed?.value) ? await passthrough.listen(req.caller, parsed?.value) : undefined;
+    if (released) reply.raw.once('close', released);
     const response = await modern.fetch(webRequest(), req.caller, parsed?.value);
     if (isListen(parsed?.value) && response.status === 200 && response.headers.get('content-type')?.startsWith('text/event-stream')) {
       // An open listen stream: counted against its key until it closes, the oldest ended past the limit.

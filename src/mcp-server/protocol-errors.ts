@@ -16,6 +16,7 @@ export const PROTOCOL_ERROR_REASONS = [
   'media_type',
   'too_large',
   'too_deep',
+  'too_many_sessions',
   'other',
 ] as const;
 export type ProtocolErrorReason = (typeof PROTOCOL_ERROR_REASONS)[number];

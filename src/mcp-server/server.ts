@@ -16,6 +16,7 @@ import type { McpNames } from './names.js';
 import type { ClientGone } from '../pipeline/execute.js';
 import type { ToolSearch } from './tool-search.js';
 import type { ListChangedSink } from './search-limits.js';
+import { PASSTHROUGH_CAPABILITIES, type Passthrough } from './passthrough.js';
 
 export interface McpServerDeps {
   gw: Gateway;
@@ -25,6 +26,8 @@ export interface McpServerDeps {
   names: McpNames;
   /** mcp.toolSearch (tool-search.ts): present when any caller may get the mode. */
   toolSearch?: ToolSearch | undefined;
+  /** Resources, prompts, completions and logging of the MCP servers (src/mcp-server/passthrough.ts). */
+  passthrough?: Passthrough;
 }
 
 /** Which protocol era the server instance speaks: `legacy` (2024-11-05 … 2025-11-25, sessions) or `modern` (2026-07-28, per request). */
@@ -87,12 +90,13 @@ export function buildMcpServer(deps: McpServerDeps, caller: Caller, era: Era = '
   const { gw } = deps;
   const server = new Server(
     SERVER_INFO,
-    { capabilities: { tools: { listChanged: true } }, instructions: INSTRUCTIONS, ...(era === 'modern' ? {} : { supportedProtocolVersions: versions }) },
+    { capabilities: { tools: { listChanged: true }, ...PASSTHROUGH_CAPABILITIES }, instructions: INSTRUCTIONS, ...(era === 'modern' ? {} : { supportedProtocolVersions: versions }) },
   );
 
   server.setRequestHandler('tools/list', async (_req, ctx) => ({
     tools: (await deps.toolSearch?.list(caller, era === 'modern' ? undefined : sessionTag(ctx.sessionId))) ?? toolsFor(gw, caller, deps.names),
   }));
+  deps.passthrough?.register(server, caller, era);
 
   server.setRequestHandler('tools/call', async (req, ctx): Promise<CallToolResult | InputRequiredResult> => {
     const headers = headerRecord(ctx.http?.req);

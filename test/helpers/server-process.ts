@@ -32,6 +32,8 @@ export interface ServerFiles {
   config: Record<string, unknown>;
   tools: Record<string, unknown>;
   env?: Record<string, string>;
+  /** How long to wait for /readyz (default 10 s; a test starting several processes on a loaded machine may need more). */
+  readyTimeoutMs?: number;
 }
 
 /**
@@ -57,7 +59,7 @@ export async function startServerProcess(files: ServerFiles): Promise<ServerProc
   child.stderr?.on('data', (d: Buffer) => (out += d.toString()));
   const exited = new Promise<number | string>((resolve) => child.once('exit', (code, signal) => resolve(code ?? signal ?? -1)));
   const url = `http://127.0.0.1:${port}`;
-  for (let i = 0; i < 200; i++) {
+  for (let i = 0; i < (files.readyTimeoutMs ?? 10_000) / 50; i++) {
     const ok = await fetch(`${url}/readyz`).then((r) => r.ok, () => false);
     if (ok) return { url, child, dir, auditFile, exited, output: () => out };
     if (child.exitCode !== null) break;

@@ -551,7 +551,7 @@ describe('docker-compose.yml', () => {
     for (const name of replicas) expect(dependsOn(lb).get(name), `lb waits for ${name}`).toBe('service_healthy');
   });
 
-  it('deploy/nginx.conf: listens on the published port; least_conn over every replica; /mcp sticky by session, the SSE transport by client', () => {
+  it('deploy/nginx.conf: listens on the published port; least_conn over every replica; /mcp with no stickiness, the SSE transport sticky by client', () => {
     const conf = read('deploy/nginx.conf').replace(/#.*$/gm, '');
     const published = containerPorts(service('lb'));
     expect(published).toHaveLength(1);
@@ -563,9 +563,12 @@ describe('docker-compose.yml', () => {
     const main = upstreams.get(passTo('/')) ?? '';
     expect(main).toMatch(/\bleast_conn\s*;/);
     expect(servers(main)).toEqual(all);
+    // 2025 sessions are shared through Redis: /mcp goes to the balanced upstream, no hash of any kind.
     const mcp = upstreams.get(passTo('/mcp')) ?? '';
-    expect(mcp).toMatch(/\bhash\s+\$http_mcp_session_id\b/);
+    expect(passTo('/mcp')).toBe(passTo('/'));
+    expect(mcp).not.toMatch(/\b(hash|ip_hash|sticky)\b/);
     expect(servers(mcp)).toEqual(all);
+    expect(/location\s+\/mcp\s*\{[^}]*proxy_buffering\s+off/.test(conf)).toBe(true);
     // The legacy SSE transport: stream and messages on one replica, sticky by client address.
     const sse = upstreams.get(passTo('/sse')) ?? '';
     expect(passTo('/messages')).toBe(passTo('/sse'));

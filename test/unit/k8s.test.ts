@@ -45,6 +45,13 @@ describe('deploy/k8s', () => {
     }
   });
 
+  it('the gateway Service has no session affinity: /mcp sessions are shared through Redis, any pod serves them', () => {
+    const spec = rec(find('Service', 'toolgate')['spec']);
+    expect(spec['sessionAffinity'] ?? 'None').toBe('None');
+    expect(spec['sessionAffinityConfig']).toBeUndefined();
+    expect(String(env.get('REDIS_URL')?.['value'] ?? '')).toMatch(/^rediss?:\/\//); // what sharing them needs
+  });
+
   it("the container port is the Dockerfile's EXPOSE, and the Service targets it", () => {
     expect(portNamed('http')).toBe(exposed);
     expect(env.get('PORT')?.['value']).toBe(String(exposed));
