@@ -23,12 +23,16 @@ import { hasContent, toolError } from './results.js';
 import { createTransport } from './transports.js';
 import type { McpCallOptions, ResolvedPoolOptions } from './types.js';
 import { secretMatcher } from '../audit/secrets.js';
+import type { ClientRequests } from '../tools/schema.js';
+import { InFlightCall, POOL_CLIENT_CAPABILITIES, ServerRequestRelay } from './server-requests.js';
 
 /** What a session tells its supervisor. */
 export interface SessionHooks {
   /** The session ended without being asked to (child exit, dropped connection, failed pings). */
   onLost: (session: McpSession, reason: string) => void;
   onToolsChanged: () => void;
+  /** The server file's `clientRequests` as it is now (a reload may change it without a restart). */
+  clientRequests?: () => ClientRequests | undefined;
 }
 
 const MAX_LIST_PAGES = 1000;
@@ -69,6 +73,8 @@ export class McpSession {
   private subscription: McpSubscription | undefined;
   private listens = 0;
   private relistenTimer: NodeJS.Timeout | undefined;
+  /** The server's sampling, elicitation and roots requests, relayed to the client of the call they came with. */
+  private readonly relay: ServerRequestRelay;
 
   private constructor(
     readonly server: string,
@@ -76,7 +82,10 @@ export class McpSession {
     private readonly transport: GuardedTransport,
     private readonly hooks: SessionHooks,
     private readonly options: ResolvedPoolOptions,
-  ) {}
+  ) {
+    this.relay = new ServerRequestRelay(server, hooks.clientRequests ?? (() => undefined), options.onServerRequest);
+    this.relay.install(client);
+  }
 
   /**
    * Starts the transport (spawns the child) and agrees on a revision: with `prior` (the verdict
@@ -89,7 +98,7 @@ export class McpSession {
     const transport = guard(inner, trace && ((direction, message) => trace(spec.name, direction, message)));
     const probeTimeoutMs = spec.transport === 'stdio' ? Math.min(STDIO_PROBE_TIMEOUT_MS, options.connectTimeoutMs) : options.connectTimeoutMs;
     const client = new Client(options.clientInfo, {
-      capabilities: {},
+      capabilities: POOL_CLIENT_CAPABILITIES,
       versionNegotiation: { mode: 'auto', probe: { timeoutMs: probeTimeoutMs } },
     });
     const session = new McpSession(spec.name, client, transport, hooks, options);
@@ -204,9 +213,10 @@ export class McpSession {
       const options = { timeout: remaining, maxTotalTimeout: remaining, resetTimeoutOnProgress: false, signal: local.controller.signal, onprogress };
       // 2026-07-28 over HTTP: callTool mirrors `x-mcp-header` arguments into headers and, on a
       // header mismatch, re-lists and retries; elsewhere the lighter request path (same checks).
-      const answer = this.mirrorsHeaders
-        ? await this.client.callTool(params, options)
-        : await this.client.request({ method: 'tools/call', params }, CALL_TOOL_RESULT, options);
+      const call = new InFlightCall(opts.clientRequests, opts.deadline, local.controller.signal);
+      const answer = await this.relay.run(call, () =>
+        this.mirrorsHeaders ? this.client.callTool(params, options) : this.client.request({ method: 'tools/call', params }, CALL_TOOL_RESULT, options),
+      );
       if (!hasContent(answer)) throw new Error('tools/call result without content');
       result = answer;
       this.answered = true;

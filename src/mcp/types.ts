@@ -3,6 +3,7 @@ import type { Implementation, Progress } from '@modelcontextprotocol/client';
 import type { BackoffSettings } from './backoff.js';
 import type { McpTraceFn } from './guarded-transport.js';
 import type { UpstreamTokens } from '../auth/upstream/index.js';
+import type { CallClientRequests, ServerRequestEvent } from './server-requests.js';
 
 /**
  * Lifecycle of one server's connection: `idle` (lazy, not yet needed), `connecting` (first
@@ -89,6 +90,8 @@ export interface McpCallOptions {
   onProgress?: (progress: Progress) => void;
   /** Sent as the request's `params._meta` (W3C trace context: `traceparent`, `tracestate`). */
   meta?: Readonly<Record<string, string>>;
+  /** Who answers the server's sampling, elicitation and roots requests made while this call runs (none: refused). */
+  clientRequests?: CallClientRequests | undefined;
 }
 
 /** Pool-wide settings (per-server ones come from the server file). */
@@ -113,8 +116,10 @@ export interface McpPoolOptions {
   secrets?: ReadonlySet<string>;
   /** Tokens of servers with `credentials` (shared with the HTTP adapter; its owner closes it). Default: one of the pool's own. */
   upstreamTokens?: UpstreamTokens;
+  /** Told of every server request (sampling, elicitation, roots), relayed or refused: the audit record. */
+  onServerRequest?: (event: ServerRequestEvent) => void;
 }
 
 /** McpPoolOptions with every default applied. */
-export type ResolvedPoolOptions = Required<Omit<McpPoolOptions, 'backoff' | 'trace'>> &
-  Pick<McpPoolOptions, 'trace'> & { backoff: BackoffSettings };
+export type ResolvedPoolOptions = Required<Omit<McpPoolOptions, 'backoff' | 'trace' | 'onServerRequest'>> &
+  Pick<McpPoolOptions, 'trace' | 'onServerRequest'> & { backoff: BackoffSettings };
