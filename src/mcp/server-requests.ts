@@ -113,6 +113,11 @@ export class InFlightCall {
   }
 }
 
+/** A 2026-07-28 call's input request the gateway could not answer (refused, or the client failed): the call fails. */
+export class InputRefused extends Error {
+  override readonly name = 'InputRefused';
+}
+
 const current = new AsyncLocalStorage<InFlightCall>();
 
 /** Runs `fn` outside any call's context: what a connection opens there (streams, pipes) belongs to no call. */
@@ -164,10 +169,34 @@ export class ServerRequestRelay {
     return this.calls.size === 0 ? 'no_call' : 'ambiguous';
   }
 
-  private async handle(method: ServerRequestMethod, raw: Record<string, unknown>, req: UpstreamRequestContext): Promise<Record<string, unknown>> {
+  /**
+   * 2026-07-28: the input requests of a call's `input_required` answer, each relayed like a request
+   * (the call is known: the answer came to it); resolves with the responses to send back. A refused
+   * or failed one fails the call, as the SDK's own fulfilment does (the revision has no error slot).
+   */
+  async fulfil(call: InFlightCall, inputRequests: Record<string, unknown>): Promise<Record<string, unknown>> {
+    const req: UpstreamRequestContext = { signal: call.signal, notify: () => Promise.resolve() };
+    const entries = Object.entries(inputRequests).map(async ([key, entry]) => {
+      const e = entry !== null && typeof entry === 'object' ? (entry as { method?: unknown; params?: unknown }) : {};
+      const method = typeof e.method === 'string' && e.method in SERVER_REQUEST_METHODS ? (e.method as ServerRequestMethod) : undefined;
+      if (!method) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `input request '${key}' is not sampling/createMessage, elicitation/create or roots/list`);
+      const params = e.params !== null && typeof e.params === 'object' && !Array.isArray(e.params) ? (e.params as Record<string, unknown>) : {};
+      try {
+        return [key, await this.relayFor(call, method, params, req)] as const;
+      } catch (err) {
+        throw new InputRefused(`the ${method} it asked for (input request '${key}') was not answered: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+      }
+    });
+    return Object.fromEntries(await Promise.all(entries));
+  }
+
+  private handle(method: ServerRequestMethod, raw: Record<string, unknown>, req: UpstreamRequestContext): Promise<Record<string, unknown>> {
+    return this.relayFor(this.find(), method, raw, req);
+  }
+
+  private async relayFor(found: InFlightCall | 'no_call' | 'ambiguous', method: ServerRequestMethod, raw: Record<string, unknown>, req: UpstreamRequestContext): Promise<Record<string, unknown>> {
     const kind = SERVER_REQUEST_METHODS[method];
     const started = Date.now();
-    const found = this.find();
     const who = typeof found === 'string' ? {} : found.relay?.who ?? {};
     const report = (outcome: ServerRequestOutcome, extra: Partial<ServerRequestEvent> = {}) =>
       this.onEvent?.({ server: this.server, kind, outcome, ...who, ...extra, durationMs: Date.now() - started });

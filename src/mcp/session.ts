@@ -7,6 +7,9 @@ import {
   specTypeSchemas,
   StreamableHTTPClientTransport,
   type CallToolResult,
+  type InputRequiredResult,
+  isInputRequiredResult,
+  withInputRequired,
   type McpSubscription,
   type PriorDiscovery,
   type Progress,
@@ -24,7 +27,7 @@ import { createTransport } from './transports.js';
 import type { McpCallOptions, ResolvedPoolOptions } from './types.js';
 import { secretMatcher } from '../audit/secrets.js';
 import type { ClientRequests } from '../tools/schema.js';
-import { InFlightCall, POOL_CLIENT_CAPABILITIES, ServerRequestRelay } from './server-requests.js';
+import { InFlightCall, InputRefused, POOL_CLIENT_CAPABILITIES, ServerRequestRelay } from './server-requests.js';
 
 /** What a session tells its supervisor. */
 export interface SessionHooks {
@@ -50,6 +53,9 @@ const RELISTEN_MS = 1000;
  * which the pool never fills (it lists with `cacheMode: 'bypass'`); the pipeline checks outputSchema.
  */
 const CALL_TOOL_RESULT = specTypeSchemas.CallToolResult;
+const CALL_OR_INPUT = withInputRequired(CALL_TOOL_RESULT);
+/** Rounds of input requests one call may take (as the SDK's own fulfilment). */
+const MAX_INPUT_ROUNDS = 10;
 
 /**
  * One initialized MCP client session (for stdio: one child process) shared by all calls.
@@ -210,17 +216,31 @@ export class McpSession {
     let result: CallToolResult;
     try {
       const params = { name: tool, arguments: args, ...(opts.meta ? { _meta: { ...opts.meta } } : {}) };
-      const options = { timeout: remaining, maxTotalTimeout: remaining, resetTimeoutOnProgress: false, signal: local.controller.signal, onprogress };
-      // 2026-07-28 over HTTP: callTool mirrors `x-mcp-header` arguments into headers and, on a
-      // header mismatch, re-lists and retries; elsewhere the lighter request path (same checks).
+      const modern = this.era === 'modern';
+      const leg = (p: typeof params) => {
+        const left = Math.max(1, opts.deadline - Date.now());
+        // 2026-07-28: an input_required answer comes back to this call (relayed below), not to the SDK's own fulfilment.
+        const options = { timeout: left, maxTotalTimeout: left, resetTimeoutOnProgress: false, signal: local.controller.signal, onprogress, ...(modern ? { allowInputRequired: true } : {}) };
+        // 2026-07-28 over HTTP: callTool mirrors `x-mcp-header` arguments into headers and, on a
+        // header mismatch, re-lists and retries; elsewhere the lighter request path (same checks).
+        return this.mirrorsHeaders ? this.client.callTool(p, options) : this.client.request({ method: 'tools/call', params: p }, modern ? CALL_OR_INPUT : CALL_TOOL_RESULT, options);
+      };
       const call = new InFlightCall(opts.clientRequests, opts.deadline, local.controller.signal);
-      const answer = await this.relay.run(call, () =>
-        this.mirrorsHeaders ? this.client.callTool(params, options) : this.client.request({ method: 'tools/call', params }, CALL_TOOL_RESULT, options),
-      );
+      const answer = await this.relay.run(call, async () => {
+        let out: CallToolResult | InputRequiredResult = await leg(params);
+        for (let round = 1; isInputRequiredResult(out); round++) {
+          if (round > MAX_INPUT_ROUNDS) throw new Error(`tools/call still required input after ${MAX_INPUT_ROUNDS} rounds`);
+          const responses = out.inputRequests ? await this.relay.fulfil(call, out.inputRequests) : undefined;
+          out = await leg({ ...params, ...(responses ? { inputResponses: responses } : {}), ...(out.requestState !== undefined ? { requestState: out.requestState } : {}) } as typeof params);
+        }
+        return out;
+      });
       if (!hasContent(answer)) throw new Error('tools/call result without content');
       result = answer;
       this.answered = true;
     } catch (err) {
+      // The gateway's own refusal of an input request: the server is fine (no era check, no break).
+      if (err instanceof InputRefused) throw new McpPoolError('protocol', err.message, { server: this.server, tool, mayHaveReachedServer: true }, { cause: err });
       throw this.failure(err, tool, local.controller.signal);
     } finally {
       live = false;
