@@ -4,6 +4,9 @@ import { ProtocolError, specTypeSchemas, withInputRequired, type Client, type In
 import { startGateway, type TestGateway } from '../helpers/app.js';
 import { ASKING, askedClient, callTool, startAskingHttp, textOf, type AskedClient, type Mode } from '../helpers/asking.js';
 import { untilAsync } from '../helpers/wait.js';
+import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
+import { SSEClientTransport as SseV1 } from '@modelcontextprotocol/sdk/client/sse.js';
+import { CreateMessageRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 
 // Gateway policy on server requests (clientRequests in server files and overrides: refuse, cap
 // maxTokens), progress and cancellation both ways on a relayed request, and hostile 2026-07-28
@@ -85,6 +88,20 @@ describe('server requests: policy, progress, cancellation, bad input', () => {
       }
     });
   }
+
+  it('a 1.x SDK client on /sse (2024-11-05) is asked on its stream, capped like any', async () => {
+    const client = new ClientV1({ name: 'sse-relay', version: '1.0.0' }, { capabilities: { sampling: {} } });
+    client.setRequestHandler(CreateMessageRequestSchema, async (req) => ({ role: 'assistant', model: 'sse', content: { type: 'text', text: `sse (max ${req.params.maxTokens})` } }));
+    const headers = { authorization: `Bearer ${AGENT}` };
+    const transport = new SseV1(new URL(`${base}/sse`), { requestInit: { headers }, eventSourceInit: { fetch: (url, init) => fetch(url, { ...init, headers: { ...(init?.headers as Record<string, string>), ...headers } }) } });
+    await client.connect(transport);
+    try {
+      expect(textOf((await client.callTool({ name: 'legacy.sample', arguments: { text: 'old' } })) as Record<string, unknown>)).toBe('sampled: sse (max 100) (model sse)');
+      expect(textOf((await client.callTool({ name: 'capped.sample', arguments: { text: 'old', maxTokens: 99 } })) as Record<string, unknown>)).toBe('sampled: sse (max 10) (model sse)');
+    } finally {
+      await client.close();
+    }
+  });
 
   it("the client's progress on a relayed sampling request reaches the server", async () => {
     const c = await connect('legacy', {
