@@ -17,6 +17,10 @@ import type { ClientGone } from '../pipeline/execute.js';
 import type { ToolSearch } from './tool-search.js';
 import type { ListChangedSink } from './search-limits.js';
 import { PASSTHROUGH_CAPABILITIES, type Passthrough } from './passthrough.js';
+import { sessionKey } from '../auth/caller.js';
+import type { ClientChannel } from '../mcp/server-requests.js';
+import { sessionChannel } from './relay.js';
+import { isRelayState, ParkedCall, resumeRelayed } from './relay-modern.js';
 
 export interface McpServerDeps {
   gw: Gateway;
@@ -105,7 +109,9 @@ export function buildMcpServer(deps: McpServerDeps, caller: Caller, era: Era = '
     const args = req.params.arguments ?? {};
     if (era === 'modern') {
       // Modern has no session: none is invented, so its audit records carry no sessionId.
-      const gate: ModernGate = { deps, caller, requestId, canAsk: canElicitForm(server) };
+      const gate: ModernGate = { deps, caller, requestId, canAsk: canElicitForm(server), capabilities: () => server.getClientCapabilities() };
+      // The retry of a call whose MCP server asked its client something (relay-modern.ts).
+      if (isRelayState(ctx.mcpReq.requestState())) return resumeRelayed(ctx, sessionKey(caller), (n) => gw.registry.get(n)?.name ?? n, name);
       const resumed = await resumeModern(gate, ctx, name);
       if (resumed) return resumed;
       return runMcpCall(deps, caller, name, args, {
@@ -164,6 +170,14 @@ export interface McpCallOptions {
 export async function runMcpCall(deps: McpServerDeps, caller: Caller, name: string, args: Record<string, unknown>, o: McpCallOptions & { modern?: undefined }): Promise<CallToolResult>;
 export async function runMcpCall(deps: McpServerDeps, caller: Caller, name: string, args: Record<string, unknown>, o: McpCallOptions): Promise<CallToolResult | InputRequiredResult>;
 export async function runMcpCall(deps: McpServerDeps, caller: Caller, name: string, args: Record<string, unknown>, o: McpCallOptions): Promise<CallToolResult | InputRequiredResult> {
+  // The MCP server behind the tool may ask this client (sampling, elicitation, roots): 2025 on the
+  // call's stream; 2026-07-28 by answering input_required while the call waits (relay-modern.ts).
+  if (!o.modern) return runCall(deps, caller, name, args, { ...o, clientChannel: o.gate && sessionChannel(o.gate.server, o.gate.ctx) });
+  const park = new ParkedCall(sessionKey(caller), deps.gw.registry.get(name)?.name ?? name, o.modern.capabilities ?? (() => undefined));
+  return park.hold(() => runCall(deps, caller, name, args, { ...o, signal: park.signal, clientChannel: park.channel }), o.signal);
+}
+
+async function runCall(deps: McpServerDeps, caller: Caller, name: string, args: Record<string, unknown>, o: McpCallOptions & { clientChannel: ClientChannel | undefined }): Promise<CallToolResult | InputRequiredResult> {
   const { gw } = deps;
   const tag = o.modern ? undefined : sessionTag(o.sessionId);
   if (deps.toolSearch?.handles(caller, name)) return deps.toolSearch.call(caller, args, { tag, listChanged: o.listChanged });
@@ -182,6 +196,7 @@ export async function runMcpCall(deps: McpServerDeps, caller: Caller, name: stri
       onClientGone: o.onClientGone,
       respond: 'sync', // an MCP client waits for its result (and hears progress when it asked)
       onProgress: o.onProgress,
+      clientChannel: o.clientChannel,
     });
   } catch (e) {
     return errorResult(e, r, name);
