@@ -21,6 +21,9 @@ export interface Caller {
   readonly toolPatterns: readonly RegExp[];
   /** The globs themselves (a confirmation keeps them to run an approved call as its caller). */
   readonly toolGlobs?: readonly string[];
+  /** A key's `resources` / `prompts` globs, compiled (absent: derived from the tool globs, src/mcp-server/visibility.ts). */
+  readonly resourcePatterns?: readonly RegExp[];
+  readonly promptPatterns?: readonly RegExp[];
   readonly identity?: TokenIdentity;
 }
 

@@ -19,7 +19,13 @@ export class KeyTable {
   constructor(auth: Config['auth']) {
     for (const k of auth.keys) {
       const digest = (k.key ? sha256Hex(k.key) : (k.sha256 as string)).toLowerCase();
-      const caller: Caller = { id: k.id, roles: new Set(k.roles), toolPatterns: k.tools.map(globToRegExp) };
+      const caller: Caller = {
+        id: k.id,
+        roles: new Set(k.roles),
+        toolPatterns: k.tools.map(globToRegExp),
+        ...(k.resources ? { resourcePatterns: k.resources.map(globToRegExp) } : {}),
+        ...(k.prompts ? { promptPatterns: k.prompts.map(globToRegExp) } : {}),
+      };
       this.byDigest.set(digest, caller);
       this.byId.set(k.id, caller);
     }

@@ -40,6 +40,11 @@ export class ModernMcp {
     this.handler.notify.toolsChanged();
   }
 
+  /** The listen streams' notifier (resources and prompts list changes, resource updates). */
+  get notify(): McpHttpHandler['notify'] {
+    return this.handler.notify;
+  }
+
   /** Ends the listen streams and in-flight exchanges (shutdown). */
   close(): Promise<void> {
     return this.handler.close();

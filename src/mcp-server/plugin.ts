@@ -19,6 +19,7 @@ import { ModernMcp, MODERN_REVISION } from './modern.js';
 import { asModernFastCall, envelopeCapabilities, modernResult } from './modern-fast-call.js';
 import type { ModernGate } from './input-required.js';
 import { refusalReason, type ProtocolErrorReason } from './protocol-errors.js';
+import { Passthrough } from './passthrough.js';
 
 const LIMITS = { perCaller: 32, idleMs: 30 * 60 * 1000 };
 
@@ -84,7 +85,8 @@ export async function mcpServerRoutes(app: FastifyInstance, opts: { gw: Gateway 
   const { gw } = opts;
   const { config } = gw;
   const elicitable = config.mcp.elicitApproval.tools.map(globToRegExp);
-  const deps = { gw, mayElicit: (tool: string) => elicitable.some((re) => re.test(tool)), names: mcpNames(config.mcp.toolNames, () => gw.registry) };
+  const passthrough = new Passthrough(gw, app.log);
+  const deps = { gw, mayElicit: (tool: string) => elicitable.some((re) => re.test(tool)), names: mcpNames(config.mcp.toolNames, () => gw.registry), passthrough };
   const sessions = new McpSessions((caller) => buildMcpServer(deps, caller), LIMITS);
   // Plain tools/call POSTs are answered as JSON straight from the pipeline: in 2026-07-28 always,
   // in 2025 unless a tool may be approved by the client's user (that asks on the request's stream).
@@ -105,6 +107,7 @@ export async function mcpServerRoutes(app: FastifyInstance, opts: { gw: Gateway 
   // 2026-07-28 requests: stateless, any replica.
   const modern = new ModernMcp(deps, (e) => app.log.debug({ err: e }, 'MCP request refused or failed in the SDK'));
   const listens = new ListenStreams(LIMITS.perCaller);
+  passthrough.modern = modern.notify;
 
   const onReload = (r: ReloadResult) => {
     if (r.added.length + r.changed.length + r.removed.length === 0) return;
@@ -115,6 +118,7 @@ export async function mcpServerRoutes(app: FastifyInstance, opts: { gw: Gateway 
   gw.on('reload', onReload);
   app.addHook('preClose', async () => {
     gw.off('reload', onReload);
+    passthrough.close();
     await Promise.all([sessions.closeAll(), legacy.closeAll(), modern.close()]);
   });
 
@@ -178,6 +182,8 @@ export async function mcpServerRoutes(app: FastifyInstance, opts: { gw: Gateway 
       const gate: ModernGate = { deps, caller: req.caller, requestId: req.id, canAsk: declaresForm(envelopeCapabilities(parsed?.value)) };
       return answerFastCall(deps, call, req, reply, { modern: gate, encode: modernResult });
     }
+    const released = isListen(parsed?.value) ? await passthrough.listen(req.caller, parsed?.value) : undefined;
+    if (released) reply.raw.once('close', released);
     const response = await modern.fetch(webRequest(), req.caller, parsed?.value);
     if (isListen(parsed?.value) && response.status === 200 && response.headers.get('content-type')?.startsWith('text/event-stream')) {
       // An open listen stream: counted against its key until it closes, the oldest ended past the limit.

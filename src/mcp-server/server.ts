@@ -14,6 +14,7 @@ import { askModern, resumeModern, type ModernGate } from './input-required.js';
 import { errorResult, pendingResult, toolResult, type ResultContext } from './results.js';
 import type { McpNames } from './names.js';
 import type { ClientGone } from '../pipeline/execute.js';
+import { PASSTHROUGH_CAPABILITIES, type Passthrough } from './passthrough.js';
 
 export interface McpServerDeps {
   gw: Gateway;
@@ -21,6 +22,8 @@ export interface McpServerDeps {
   mayElicit: (tool: string) => boolean;
   /** mcp.toolNames: the names tools are listed (and gateway texts name them) by. */
   names: McpNames;
+  /** Resources, prompts, completions and logging of the MCP servers (src/mcp-server/passthrough.ts). */
+  passthrough?: Passthrough;
 }
 
 /** Which protocol era the server instance speaks: `legacy` (2024-11-05 … 2025-11-25, sessions) or `modern` (2026-07-28, per request). */
@@ -83,10 +86,11 @@ export function buildMcpServer(deps: McpServerDeps, caller: Caller, era: Era = '
   const { gw } = deps;
   const server = new Server(
     SERVER_INFO,
-    { capabilities: { tools: { listChanged: true } }, instructions: INSTRUCTIONS, ...(era === 'modern' ? {} : { supportedProtocolVersions: versions }) },
+    { capabilities: { tools: { listChanged: true }, ...PASSTHROUGH_CAPABILITIES }, instructions: INSTRUCTIONS, ...(era === 'modern' ? {} : { supportedProtocolVersions: versions }) },
   );
 
   server.setRequestHandler('tools/list', () => ({ tools: toolsFor(gw, caller, deps.names) }));
+  deps.passthrough?.register(server, caller, era);
 
   server.setRequestHandler('tools/call', async (req, ctx): Promise<CallToolResult | InputRequiredResult> => {
     const headers = headerRecord(ctx.http?.req);

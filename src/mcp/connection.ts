@@ -124,6 +124,11 @@ export class McpConnection {
     await session.ping(Math.max(1, deadline - Date.now()));
   }
 
+  /** The ready session, waiting (within the deadline) while connecting or restarting: passthrough requests. */
+  readySession(deadline: number, cancel?: Cancel): Promise<McpSession> {
+    return this.waitReady(deadline, cancel);
+  }
+
   async listTools(deadline: number, cancel?: Cancel): Promise<Tool[]> {
     const session = await this.waitReady(deadline, cancel);
     return session.listTools(deadline, cancel);

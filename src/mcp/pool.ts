@@ -4,6 +4,7 @@ import type { CallToolResult, Tool } from '@modelcontextprotocol/client';
 import { MCP_SERVER_DEFAULTS, type McpServerFile } from '../tools/mcp-server-schema.js';
 import { DEFAULT_BACKOFF } from './backoff.js';
 import { McpConnection } from './connection.js';
+import type { McpSession } from './session.js';
 import { McpPoolError } from './errors.js';
 import { UpstreamTokens } from '../auth/upstream/index.js';
 import type {
@@ -46,7 +47,7 @@ export class McpPool extends EventEmitter<McpPoolEventMap> {
     // Each tools/list in flight listens for its server's state (catalog.list), so a tools.d with
     // more than ten servers importing at once passes Node's default of 10 without any leak.
     this.setMaxListeners(0);
-    this.options = resolveOptions(options);
+    this.options = { ...resolveOptions(options), onPassthrough: (e) => this.emit('passthrough', e) };
     this.ownTokens = options.upstreamTokens === undefined;
     for (const spec of servers) {
       if (this.connections.has(spec.name)) throw new Error(`duplicate MCP server name '${spec.name}'`);
@@ -91,6 +92,11 @@ export class McpPool extends EventEmitter<McpPoolEventMap> {
   /** The server's tools, every `tools/list` page followed. */
   async listTools(server: string, opts: { deadline?: number; cancel?: Cancel } = {}): Promise<Tool[]> {
     return this.get(server).listTools(opts.deadline ?? Date.now() + this.options.listTimeoutMs, opts.cancel);
+  }
+
+  /** The server's ready session (connecting first, within the deadline), for the passthrough requests (resources, prompts, completions, logging). */
+  async upstream(server: string, deadline: number, cancel?: Cancel): Promise<McpSession> {
+    return this.get(server).readySession(deadline, cancel);
   }
 
   /** Calls `cb` when the server's tool list may have changed; returns the unsubscribe. */

@@ -21,6 +21,7 @@ import { guard, type GuardedTransport, TransportSendError } from './guarded-tran
 import { ProcessGroupStdioTransport } from './stdio-transport.js';
 import { hasContent, toolError } from './results.js';
 import { createTransport } from './transports.js';
+import { listenFilter, relayPassthrough } from './passthrough.js';
 import type { McpCallOptions, ResolvedPoolOptions } from './types.js';
 import { secretMatcher } from '../audit/secrets.js';
 
@@ -100,6 +101,7 @@ export class McpSession {
     };
     // 2025: an unsolicited notification; 2026-07-28: the same notification on the listen stream.
     client.setNotificationHandler('notifications/tools/list_changed', () => hooks.onToolsChanged());
+    relayPassthrough(client, spec.name, options.onPassthrough);
     try {
       await client.connect(transport, { timeout: options.connectTimeoutMs, ...(prior ? { prior } : {}) });
       // A remembered Modern verdict sends nothing at connect: one tools/list page proves the
@@ -123,6 +125,23 @@ export class McpSession {
       session.setPingInterval(spec.pool?.pingIntervalMs ?? MCP_SERVER_DEFAULTS.pool.pingIntervalMs);
     }
     return session;
+  }
+
+  /** The SDK client, for the passthrough requests (resources, prompts, completions, logging: src/mcp-server/upstream.ts). */
+  get sdk(): Client {
+    return this.client;
+  }
+
+  /** 2026-07-28: the resource URIs the gateway subscribed to (on the listen stream). */
+  readonly resourceSubscriptions = new Set<string>();
+
+  /** 2026-07-28: opens the listen stream again with the current filter (its resource subscriptions changed). */
+  listenAgain(): void {
+    if (this.era !== 'modern' || this.ended || this.intentional) return;
+    const old = this.subscription;
+    this.subscription = undefined;
+    if (old) void old.close().catch(() => undefined); // closed 'local': not re-opened by itself
+    this.listenForChanges();
   }
 
   /** Whether `client.callTool` sends SEP-2243 `Mcp-Param-*` headers: 2026-07-28 over Streamable HTTP. */
@@ -318,7 +337,7 @@ export class McpSession {
    */
   private listenForChanges(): void {
     if (this.ended || this.intentional) return;
-    this.client.listen({ toolsListChanged: true }).then(
+    this.client.listen(listenFilter(this.client, [...this.resourceSubscriptions])).then(
       (subscription) => {
         if (this.ended || this.intentional) {
           void subscription.close().catch(() => undefined);

@@ -1,3 +1,4 @@
+import type { PassthroughEvent } from './passthrough.js';
 import type { Cancel } from '../util/cancel.js';
 import type { Implementation, Progress } from '@modelcontextprotocol/client';
 import type { BackoffSettings } from './backoff.js';
@@ -38,6 +39,8 @@ export interface McpPoolEventMap {
   /** `notifications/tools/list_changed`, or a new session after a restart (tools may differ). */
   toolsChanged: [{ server: string }];
   condition: [McpConditionChange];
+  /** A resources, prompts or logging notification of a server (src/mcp/passthrough.ts). */
+  passthrough: [PassthroughEvent];
 }
 
 /** A snapshot of one server, for /readyz, admin views and tests. */
@@ -113,8 +116,10 @@ export interface McpPoolOptions {
   secrets?: ReadonlySet<string>;
   /** Tokens of servers with `credentials` (shared with the HTTP adapter; its owner closes it). Default: one of the pool's own. */
   upstreamTokens?: UpstreamTokens;
+  /** Hears the servers' resources, prompts and logging notifications (the pool sets it: `passthrough` events). */
+  onPassthrough?: (e: PassthroughEvent) => void;
 }
 
 /** McpPoolOptions with every default applied. */
-export type ResolvedPoolOptions = Required<Omit<McpPoolOptions, 'backoff' | 'trace'>> &
-  Pick<McpPoolOptions, 'trace'> & { backoff: BackoffSettings };
+export type ResolvedPoolOptions = Required<Omit<McpPoolOptions, 'backoff' | 'trace' | 'onPassthrough'>> &
+  Pick<McpPoolOptions, 'trace' | 'onPassthrough'> & { backoff: BackoffSettings };

@@ -101,6 +101,8 @@ export interface DriverJob {
   verbose?: boolean;
   /** ai-sdk-providers: the arguments of the tool call the canned completions make. */
   arguments?: Record<string, unknown>;
+  /** inspector-passthrough: the resource to read, the prompt to get and its arguments. */
+  passthrough?: { uri?: string; prompt?: string; promptArgs?: Record<string, string> };
 }
 
 export interface DriverResult {
@@ -117,6 +119,8 @@ export interface DriverReport {
   protocolVersion?: string;
   /** ai-sdk-providers: the request bodies each model provider was sent. */
   requests?: { openai: ProviderBody; anthropic: ProviderBody };
+  /** inspector-passthrough: what it listed, read and got. */
+  passthrough?: { resources: string[]; read: { uri: string; text?: string }[]; prompts: string[]; messages: { role: string; content: { type: string; text?: string } }[] };
   error?: string;
 }
 
