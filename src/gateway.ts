@@ -10,6 +10,7 @@ import type { LookupAll } from './guards/url.js';
 import { McpAdapter } from './adapters/mcp.js';
 import { createAuditSink } from './audit/create.js';
 import { auditRecord } from './audit/record.js';
+import { serverRequestRecord } from './mcp/server-request-audit.js';
 import type { AuditSink } from './audit/types.js';
 import { CallPipeline, type PipelineDeps } from './pipeline/index.js';
 import type { Adapters } from './pipeline/execute.js';
@@ -136,7 +137,7 @@ export class Gateway extends EventEmitter<{ reload: [ReloadResult] }> {
     this.keys = this.auth.keys;
     this.resource = protectedResource(config);
     this.audit = opts.audit ?? createAuditSink(config, (msg, err) => this.warn(msg, err));
-    this.mcpPool = new McpPool([], { secrets: this.secrets, upstreamTokens: this.upstreamTokens, ...(opts.mcpTrace ? { trace: opts.mcpTrace } : {}) });
+    this.mcpPool = new McpPool([], { secrets: this.secrets, upstreamTokens: this.upstreamTokens, onServerRequest: (e) => this.audit.write(serverRequestRecord(e)), ...(opts.mcpTrace ? { trace: opts.mcpTrace } : {}) });
     this.adapters = { http: new HttpAdapter(undefined, this.upstreamTokens), builtin: new BuiltinAdapter({ lookup: opts.lookup, maxResponseBytes: config.defaults.http.maxResponseBytes }), mcp: new McpAdapter(this.mcpPool) };
     this.openapi = new OpenApiBook({
       onDocumentChange: () => void this.reload().catch(() => undefined),

@@ -37,7 +37,8 @@ export class McpAdapter implements ToolAdapter {
       });
     }
     try {
-      const result = await this.pool.callTool(t.server, t.tool, { ...req.args }, { deadline: poolDeadline(req.deadline), cancel: req.cancel, ...(req.onProgress ? { onProgress: req.onProgress } : {}), ...(req.trace ? { meta: req.trace } : {}) });
+      const clientRequests = { channel: req.clientChannel, policy: req.tool.clientRequests, who: { caller: req.caller?.id, tool: req.tool.name, requestId: req.requestId, sessionId: req.sessionId } };
+      const result = await this.pool.callTool(t.server, t.tool, { ...req.args }, { deadline: poolDeadline(req.deadline), cancel: req.cancel, clientRequests, ...(req.onProgress ? { onProgress: req.onProgress } : {}), ...(req.trace ? { meta: req.trace } : {}) });
       return { kind: 'result', result: toToolResult(result) };
     } catch (err) {
       if (!isMcpPoolError(err)) throw err;

@@ -1,6 +1,7 @@
 import type { CompiledBackend, CompiledTool } from '../tools/types.js';
 import type { Cancel } from '../util/cancel.js';
 import type { Caller } from '../auth/caller.js';
+import type { ClientChannel } from '../mcp/server-requests.js';
 
 /** The result shape every call returns to its client (MCP's CallToolResult, trimmed). */
 export interface ContentBlock {
@@ -36,6 +37,10 @@ export interface AdapterRequest {
   readonly secrets?: ReadonlySet<string> | undefined;
   /** Who is calling: upstream credentials that act for the user (token exchange, passthrough) read its token. */
   readonly caller?: Caller | undefined;
+  /** The MCP client whose call this is (toolgate's /mcp): an MCP server's sampling, elicitation and roots requests go to it. */
+  readonly clientChannel?: ClientChannel | undefined;
+  /** The pipeline's session tag of the call (audit of server requests). */
+  readonly sessionId?: string | undefined;
 }
 
 /** One progress notice from an upstream. */

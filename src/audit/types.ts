@@ -4,7 +4,7 @@ import type { AuditFilter, AuditPage } from './query.js';
 export interface AuditRecord {
   id: string;
   ts: string;
-  event?: 'call' | 'reload' | 'confirmation' | 'admin';
+  event?: 'call' | 'reload' | 'confirmation' | 'admin' | 'server_request';
   requestId?: string;
   callId?: string;
   sessionId?: string | undefined;
@@ -18,7 +18,7 @@ export interface AuditRecord {
   attempts?: number;
   args?: unknown;
   argsDigest?: string;
-  outcome?: 'ok' | 'error' | 'pending_confirmation' | 'accepted' | 'approved' | 'rejected' | 'expired' | 'fallback';
+  outcome?: 'ok' | 'error' | 'pending_confirmation' | 'accepted' | 'approved' | 'rejected' | 'expired' | 'fallback' | 'refused' | 'cancelled';
   errorCode?: string | undefined;
   durationMs?: number;
   responseHash?: string | undefined;

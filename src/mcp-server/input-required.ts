@@ -1,4 +1,4 @@
-import { inputRequired, inputResponse, ProtocolError, ProtocolErrorCode, type CallToolResult, type InputRequiredResult, type ServerContext } from '@modelcontextprotocol/server';
+import { inputRequired, inputResponse, ProtocolError, ProtocolErrorCode, type CallToolResult, type InputRequiredResult, type ServerContext, type ClientCapabilities } from '@modelcontextprotocol/server';
 import type { Caller } from '../auth/caller.js';
 import { isGatewayError } from '../errors.js';
 import type { PendingResponse } from '../pipeline/index.js';
@@ -14,6 +14,8 @@ export interface ModernGate {
   requestId: string;
   /** The request's envelope declared the elicitation (form) capability. */
   canAsk: boolean;
+  /** The client capabilities its envelope declares (for the MCP servers' requests relayed to it). */
+  capabilities?: (() => ClientCapabilities | undefined) | undefined;
 }
 
 /** The input request's key, and the requestState prefix (versioned, so a later format can tell old state apart). */

@@ -3,6 +3,7 @@ import type { Server } from '@modelcontextprotocol/server';
 import { endAtExpiry } from '../auth/expiry.js';
 import { SSEServerTransport } from '@modelcontextprotocol/sdk/server/sse.js';
 import type { Caller } from '../auth/caller.js';
+import { mayAskClient } from './relay.js';
 import { GatewayError } from '../errors.js';
 import { newId } from '../util/ids.js';
 import { CallSlot } from '../pipeline/client-gone.js';
@@ -121,7 +122,7 @@ export class LegacySse {
       throw new GatewayError('BAD_REQUEST', 'the body must be one JSON-RPC message (JSON)');
     }
     const call = fastCalls ? plainToolCall(msg) : undefined;
-    if (call) {
+    if (call && !mayAskClient(this.deps.gw, session.server, call.name)) {
       void this.answerOnStream(session, call, req);
       return reply.code(202).type('text/plain').send('Accepted');
     }

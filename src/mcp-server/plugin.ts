@@ -6,7 +6,7 @@ import { requireCaller } from '../plugins/auth.js';
 import { requireScopes } from '../plugins/scopes.js';
 import { errorResponses } from '../routes/schemas.js';
 import { jsonRpcError, toWebRequest, withOpeningComment } from './http.js';
-import { isJsonContentType, SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/server';
+import { isJsonContentType, SUPPORTED_PROTOCOL_VERSIONS, type ClientCapabilities } from '@modelcontextprotocol/server';
 import { buildMcpServer, declaresForm } from './server.js';
 import { mcpNames } from './names.js';
 import { McpSessions } from './sessions.js';
@@ -17,6 +17,7 @@ import { MAX_NESTING, nestsDeeperThan } from '../util/depth.js';
 import { isLegacy, opensSession } from './era.js';
 import { ModernMcp, MODERN_REVISION } from './modern.js';
 import { asModernFastCall, envelopeCapabilities, modernResult } from './modern-fast-call.js';
+import { mayAskClient } from './relay.js';
 import type { ModernGate } from './input-required.js';
 import { refusalReason, type ProtocolErrorReason } from './protocol-errors.js';
 import { Passthrough } from './passthrough.js';
@@ -145,7 +146,7 @@ export async function mcpServerRoutes(app: FastifyInstance, opts: { gw: Gateway 
       if (!session) return refuse(reply, 'session_not_found', 404, -32001, 'Session not found');
       if (parsed && fastCalls) {
         const call = asFastCall(req, parsed.value);
-        if (call) return answerFastCall(deps, call, req, reply, { session });
+        if (call && !mayAskClient(gw, session.server, call.name)) return answerFastCall(deps, call, req, reply, { session });
         cancelFastCall(session, parsed.value);
       }
       session.streams++;
@@ -179,7 +180,8 @@ export async function mcpServerRoutes(app: FastifyInstance, opts: { gw: Gateway 
     // A gated call here answers with an input request, no stream needed: the JSON path serves every plain call.
     const call = parsed ? asModernFastCall(req, parsed.value) : undefined;
     if (call) {
-      const gate: ModernGate = { deps, caller: req.caller, requestId: req.id, canAsk: declaresForm(envelopeCapabilities(parsed?.value)) };
+      const caps = envelopeCapabilities(parsed?.value);
+      const gate: ModernGate = { deps, caller: req.caller, requestId: req.id, canAsk: declaresForm(caps), capabilities: () => caps as ClientCapabilities | undefined };
       return answerFastCall(deps, call, req, reply, { modern: gate, encode: modernResult });
     }
     const released = isListen(parsed?.value) ? await passthrough.listen(req.caller, parsed?.value) : undefined;

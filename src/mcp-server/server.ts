@@ -15,6 +15,10 @@ import { errorResult, pendingResult, toolResult, type ResultContext } from './re
 import type { McpNames } from './names.js';
 import type { ClientGone } from '../pipeline/execute.js';
 import { PASSTHROUGH_CAPABILITIES, type Passthrough } from './passthrough.js';
+import { sessionKey } from '../auth/caller.js';
+import type { ClientChannel } from '../mcp/server-requests.js';
+import { sessionChannel } from './relay.js';
+import { isRelayState, ParkedCall, resumeRelayed } from './relay-modern.js';
 
 export interface McpServerDeps {
   gw: Gateway;
@@ -99,7 +103,9 @@ export function buildMcpServer(deps: McpServerDeps, caller: Caller, era: Era = '
     const args = req.params.arguments ?? {};
     if (era === 'modern') {
       // Modern has no session: none is invented, so its audit records carry no sessionId.
-      const gate: ModernGate = { deps, caller, requestId, canAsk: canElicitForm(server) };
+      const gate: ModernGate = { deps, caller, requestId, canAsk: canElicitForm(server), capabilities: () => server.getClientCapabilities() };
+      // The retry of a call whose MCP server asked its client something (relay-modern.ts).
+      if (isRelayState(ctx.mcpReq.requestState())) return resumeRelayed(ctx, sessionKey(caller), (n) => gw.registry.get(n)?.name ?? n, name);
       const resumed = await resumeModern(gate, ctx, name);
       if (resumed) return resumed;
       return runMcpCall(deps, caller, name, args, {
@@ -152,6 +158,14 @@ export interface McpCallOptions {
 export async function runMcpCall(deps: McpServerDeps, caller: Caller, name: string, args: Record<string, unknown>, o: McpCallOptions & { modern?: undefined }): Promise<CallToolResult>;
 export async function runMcpCall(deps: McpServerDeps, caller: Caller, name: string, args: Record<string, unknown>, o: McpCallOptions): Promise<CallToolResult | InputRequiredResult>;
 export async function runMcpCall(deps: McpServerDeps, caller: Caller, name: string, args: Record<string, unknown>, o: McpCallOptions): Promise<CallToolResult | InputRequiredResult> {
+  // The MCP server behind the tool may ask this client (sampling, elicitation, roots): 2025 on the
+  // call's stream; 2026-07-28 by answering input_required while the call waits (relay-modern.ts).
+  if (!o.modern) return runCall(deps, caller, name, args, { ...o, clientChannel: o.gate && sessionChannel(o.gate.server, o.gate.ctx) });
+  const park = new ParkedCall(sessionKey(caller), deps.gw.registry.get(name)?.name ?? name, o.modern.capabilities ?? (() => undefined));
+  return park.hold(() => runCall(deps, caller, name, args, { ...o, signal: park.signal, clientChannel: park.channel }), o.signal);
+}
+
+async function runCall(deps: McpServerDeps, caller: Caller, name: string, args: Record<string, unknown>, o: McpCallOptions & { clientChannel: ClientChannel | undefined }): Promise<CallToolResult | InputRequiredResult> {
   const { gw } = deps;
   const tag = o.modern ? undefined : sessionTag(o.sessionId);
   const r: ResultContext = { registry: gw.registry, caller, names: deps.names };
@@ -169,6 +183,7 @@ export async function runMcpCall(deps: McpServerDeps, caller: Caller, name: stri
       onClientGone: o.onClientGone,
       respond: 'sync', // an MCP client waits for its result (and hears progress when it asked)
       onProgress: o.onProgress,
+      clientChannel: o.clientChannel,
     });
   } catch (e) {
     return errorResult(e, r, name);

@@ -5,6 +5,7 @@ import { backoffDelay } from './backoff.js';
 import { describeError, McpPoolError } from './errors.js';
 import { Limiter } from './limiter.js';
 import { McpSession } from './session.js';
+import { outsideCalls } from './server-requests.js';
 import { connectionKey } from './transports.js';
 import { ConnectError, lastErrorWords } from './connect-failure.js';
 import type { McpCallOptions, McpCondition, McpServerState, McpServerStatus, ResolvedPoolOptions } from './types.js';
@@ -185,7 +186,8 @@ export class McpConnection {
     }
     this.setState(this.attempted ? 'restarting' : 'connecting');
     this.attempted = true;
-    this.opening = this.connect().finally(() => {
+    // Opened outside the call that may have asked for it: a stream it opens belongs to no call.
+    this.opening = outsideCalls(() => this.connect()).finally(() => {
       this.opening = undefined;
     });
     return this.opening;
@@ -228,6 +230,7 @@ export class McpConnection {
     const hooks = {
       onLost: (lost: McpSession, reason: string) => this.onLost(lost, reason),
       onToolsChanged: () => this.events.toolsChanged(),
+      clientRequests: () => this.spec.clientRequests,
     };
     try {
       return await McpSession.open(this.spec, this.options, hooks, this.verdict);

@@ -194,5 +194,6 @@ function resolveOptions(options: McpPoolOptions): ResolvedPoolOptions {
     secrets: options.secrets ?? new Set(),
     upstreamTokens: options.upstreamTokens ?? new UpstreamTokens(),
     ...(options.trace ? { trace: options.trace } : {}),
+    ...(options.onServerRequest ? { onServerRequest: options.onServerRequest } : {}),
   };
 }

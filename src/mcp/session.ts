@@ -7,6 +7,9 @@ import {
   specTypeSchemas,
   StreamableHTTPClientTransport,
   type CallToolResult,
+  type InputRequiredResult,
+  isInputRequiredResult,
+  withInputRequired,
   type McpSubscription,
   type PriorDiscovery,
   type Progress,
@@ -24,12 +27,16 @@ import { createTransport } from './transports.js';
 import { listenFilter, relayPassthrough } from './passthrough.js';
 import type { McpCallOptions, ResolvedPoolOptions } from './types.js';
 import { secretMatcher } from '../audit/secrets.js';
+import type { ClientRequests } from '../tools/schema.js';
+import { InFlightCall, InputRefused, POOL_CLIENT_CAPABILITIES, ServerRequestRelay } from './server-requests.js';
 
 /** What a session tells its supervisor. */
 export interface SessionHooks {
   /** The session ended without being asked to (child exit, dropped connection, failed pings). */
   onLost: (session: McpSession, reason: string) => void;
   onToolsChanged: () => void;
+  /** The server file's `clientRequests` as it is now (a reload may change it without a restart). */
+  clientRequests?: () => ClientRequests | undefined;
 }
 
 const MAX_LIST_PAGES = 1000;
@@ -47,6 +54,9 @@ const RELISTEN_MS = 1000;
  * which the pool never fills (it lists with `cacheMode: 'bypass'`); the pipeline checks outputSchema.
  */
 const CALL_TOOL_RESULT = specTypeSchemas.CallToolResult;
+const CALL_OR_INPUT = withInputRequired(CALL_TOOL_RESULT);
+/** Rounds of input requests one call may take (as the SDK's own fulfilment). */
+const MAX_INPUT_ROUNDS = 10;
 
 /**
  * One initialized MCP client session (for stdio: one child process) shared by all calls.
@@ -70,6 +80,8 @@ export class McpSession {
   private subscription: McpSubscription | undefined;
   private listens = 0;
   private relistenTimer: NodeJS.Timeout | undefined;
+  /** The server's sampling, elicitation and roots requests, relayed to the client of the call they came with. */
+  private readonly relay: ServerRequestRelay;
 
   private constructor(
     readonly server: string,
@@ -77,7 +89,10 @@ export class McpSession {
     private readonly transport: GuardedTransport,
     private readonly hooks: SessionHooks,
     private readonly options: ResolvedPoolOptions,
-  ) {}
+  ) {
+    this.relay = new ServerRequestRelay(server, hooks.clientRequests ?? (() => undefined), options.onServerRequest);
+    this.relay.install(client);
+  }
 
   /**
    * Starts the transport (spawns the child) and agrees on a revision: with `prior` (the verdict
@@ -90,7 +105,7 @@ export class McpSession {
     const transport = guard(inner, trace && ((direction, message) => trace(spec.name, direction, message)));
     const probeTimeoutMs = spec.transport === 'stdio' ? Math.min(STDIO_PROBE_TIMEOUT_MS, options.connectTimeoutMs) : options.connectTimeoutMs;
     const client = new Client(options.clientInfo, {
-      capabilities: {},
+      capabilities: POOL_CLIENT_CAPABILITIES,
       versionNegotiation: { mode: 'auto', probe: { timeoutMs: probeTimeoutMs } },
     });
     const session = new McpSession(spec.name, client, transport, hooks, options);
@@ -220,16 +235,31 @@ export class McpSession {
     let result: CallToolResult;
     try {
       const params = { name: tool, arguments: args, ...(opts.meta ? { _meta: { ...opts.meta } } : {}) };
-      const options = { timeout: remaining, maxTotalTimeout: remaining, resetTimeoutOnProgress: false, signal: local.controller.signal, onprogress };
-      // 2026-07-28 over HTTP: callTool mirrors `x-mcp-header` arguments into headers and, on a
-      // header mismatch, re-lists and retries; elsewhere the lighter request path (same checks).
-      const answer = this.mirrorsHeaders
-        ? await this.client.callTool(params, options)
-        : await this.client.request({ method: 'tools/call', params }, CALL_TOOL_RESULT, options);
+      const modern = this.era === 'modern';
+      const leg = (p: typeof params) => {
+        const left = Math.max(1, opts.deadline - Date.now());
+        // 2026-07-28: an input_required answer comes back to this call (relayed below), not to the SDK's own fulfilment.
+        const options = { timeout: left, maxTotalTimeout: left, resetTimeoutOnProgress: false, signal: local.controller.signal, onprogress, ...(modern ? { allowInputRequired: true } : {}) };
+        // 2026-07-28 over HTTP: callTool mirrors `x-mcp-header` arguments into headers and, on a
+        // header mismatch, re-lists and retries; elsewhere the lighter request path (same checks).
+        return this.mirrorsHeaders ? this.client.callTool(p, options) : this.client.request({ method: 'tools/call', params: p }, modern ? CALL_OR_INPUT : CALL_TOOL_RESULT, options);
+      };
+      const call = new InFlightCall(opts.clientRequests, opts.deadline, local.controller.signal);
+      const answer = await this.relay.run(call, async () => {
+        let out: CallToolResult | InputRequiredResult = await leg(params);
+        for (let round = 1; isInputRequiredResult(out); round++) {
+          if (round > MAX_INPUT_ROUNDS) throw new Error(`tools/call still required input after ${MAX_INPUT_ROUNDS} rounds`);
+          const responses = out.inputRequests ? await this.relay.fulfil(call, out.inputRequests) : undefined;
+          out = await leg({ ...params, ...(responses ? { inputResponses: responses } : {}), ...(out.requestState !== undefined ? { requestState: out.requestState } : {}) } as typeof params);
+        }
+        return out;
+      });
       if (!hasContent(answer)) throw new Error('tools/call result without content');
       result = answer;
       this.answered = true;
     } catch (err) {
+      // The gateway's own refusal of an input request: the server is fine (no era check, no break).
+      if (err instanceof InputRefused) throw new McpPoolError('protocol', err.message, { server: this.server, tool, mayHaveReachedServer: true }, { cause: err });
       throw this.failure(err, tool, local.controller.signal);
     } finally {
       live = false;

@@ -4,6 +4,7 @@ import type { Implementation, Progress } from '@modelcontextprotocol/client';
 import type { BackoffSettings } from './backoff.js';
 import type { McpTraceFn } from './guarded-transport.js';
 import type { UpstreamTokens } from '../auth/upstream/index.js';
+import type { CallClientRequests, ServerRequestEvent } from './server-requests.js';
 
 /**
  * Lifecycle of one server's connection: `idle` (lazy, not yet needed), `connecting` (first
@@ -92,6 +93,8 @@ export interface McpCallOptions {
   onProgress?: (progress: Progress) => void;
   /** Sent as the request's `params._meta` (W3C trace context: `traceparent`, `tracestate`). */
   meta?: Readonly<Record<string, string>>;
+  /** Who answers the server's sampling, elicitation and roots requests made while this call runs (none: refused). */
+  clientRequests?: CallClientRequests | undefined;
 }
 
 /** Pool-wide settings (per-server ones come from the server file). */
@@ -118,8 +121,10 @@ export interface McpPoolOptions {
   upstreamTokens?: UpstreamTokens;
   /** Hears the servers' resources, prompts and logging notifications (the pool sets it: `passthrough` events). */
   onPassthrough?: (e: PassthroughEvent) => void;
+  /** Told of every server request (sampling, elicitation, roots), relayed or refused: the audit record. */
+  onServerRequest?: (event: ServerRequestEvent) => void;
 }
 
 /** McpPoolOptions with every default applied. */
-export type ResolvedPoolOptions = Required<Omit<McpPoolOptions, 'backoff' | 'trace' | 'onPassthrough'>> &
-  Pick<McpPoolOptions, 'trace' | 'onPassthrough'> & { backoff: BackoffSettings };
+export type ResolvedPoolOptions = Required<Omit<McpPoolOptions, 'backoff' | 'trace' | 'onPassthrough' | 'onServerRequest'>> &
+  Pick<McpPoolOptions, 'trace' | 'onPassthrough' | 'onServerRequest'> & { backoff: BackoffSettings };

@@ -1,3 +1,4 @@
+import type { ClientChannel } from '../mcp/server-requests.js';
 import { GatewayError, isGatewayError } from '../errors.js';
 import type { ProgressNote, ToolAdapter, UpstreamPayload } from '../adapters/types.js';
 import type { BackendTarget, CompiledBackend, CompiledTool } from '../tools/types.js';
@@ -54,6 +55,9 @@ export interface ExecuteDeps {
   secrets?: ReadonlySet<string> | undefined;
   /** The caller, for upstream credentials that act on its behalf. */
   caller?: Caller | undefined;
+  /** The MCP client of the call, for an MCP server's requests to it (sampling, elicitation, roots). */
+  clientChannel?: ClientChannel | undefined;
+  sessionId?: string | undefined;
 }
 
 /** A running call as its watchers see it: `stop` ends it with a reason (the first one wins). */
@@ -197,7 +201,7 @@ class Run implements RunningCall, Settle<Execution>, Attempt<UpstreamPayload> {
     const own = limit === undefined ? undefined : this.cancel.child(limit, () => tryTimeoutError(backend, limit));
     const cancel = own ? own.cancel : this.cancel;
     try {
-      return await deps.adapters[backend.target.kind].call({ tool, backend, args: this.args, cancel, deadline: this.deadline, requestId: deps.requestId, onProgress: deps.onProgress, trace: this.span?.headers(), secrets: deps.secrets, caller: deps.caller });
+      return await deps.adapters[backend.target.kind].call({ tool, backend, args: this.args, cancel, deadline: this.deadline, requestId: deps.requestId, onProgress: deps.onProgress, trace: this.span?.headers(), secrets: deps.secrets, caller: deps.caller, clientChannel: deps.clientChannel, sessionId: deps.sessionId });
     } catch (e) {
       // A try's own limit passed while the call has time left: a TIMEOUT the attempt loop may retry.
       if (cancel.aborted && !this.cancel.aborted && cancel.reason) throw cancel.reason;

@@ -30,6 +30,7 @@ import type { Context } from '@opentelemetry/api';
 import type { Tracing } from '../tracing/index.js';
 import type { BackgroundCalls } from '../calls/background.js';
 import type { ResultPages } from '../calls/result-pages.js';
+import type { ClientChannel } from '../mcp/server-requests.js';
 
 type CallSpan = ReturnType<Tracing['startCall']>;
 
@@ -59,6 +60,8 @@ export interface CallRequest {
   respond?: 'sync' | 'async' | undefined;
   /** The span a fallback tool's call runs under (set by the pipeline; otherwise `traceparent` in headers). */
   traceContext?: Context | undefined;
+  /** The caller's MCP client (toolgate's /mcp): an MCP server's sampling, elicitation and roots requests go to it. */
+  clientChannel?: ClientChannel | undefined;
 }
 
 export interface CallResponse {
@@ -228,7 +231,7 @@ export class CallPipeline {
     run.idem = undefined;
     try {
       await background.start({ callId: run.callId, tool: tool.name, caller: req.caller.id, ...issuerField(req.caller), sessionId: req.sessionId }, async (signal, onProgress) => {
-        const bg: CallRequest = { ...req, signal, onProgress, onClientGone: undefined }; // the client may leave: the call goes on
+        const bg: CallRequest = { ...req, signal, onProgress, onClientGone: undefined, clientChannel: undefined }; // the client may leave: the call goes on (and cannot be asked)
         try {
           return await this.finish(tool, args, bg, run, 0);
         } catch (e) {
@@ -336,6 +339,8 @@ export class CallPipeline {
           route: { caller: req.caller.id, headers: req.headers ?? EMPTY_HEADERS },
           secrets: this.deps.secrets,
           caller: req.caller,
+          clientChannel: req.clientChannel,
+          sessionId: req.sessionId,
         },
         trail,
       );

@@ -125,6 +125,7 @@ export function compileTool(file: ToolFile, ctx: CompileContext): CompiledTool |
     confirm: compileConfirm(file.confirm ?? (file.sideEffect === 'destructive' || file.sideEffect === 'external')),
     guards,
     resultGuards: resultGuardsOf(ctx.defaults.resultGuards, ctx.fileResultGuards, file.resultGuards),
+    ...(file.clientRequests ? { clientRequests: file.clientRequests } : {}),
     timeoutMs: file.timeoutMs ?? kindTimeout,
     retry: {
       attempts: file.retry?.attempts ?? (idempotent ? Math.min(3, backends.length) : 1),

@@ -226,6 +226,7 @@ export const ToolFileSchema = Obj(
 );
 
 export type ToolFile = Static<typeof ToolFileSchema>;
+export type ClientRequests = Static<typeof ClientRequestsSchema>;
 export type BackendFile = Static<typeof Backend>;
 export type HttpBackendFile = Static<typeof HttpBackend>;
 export type SideEffectValue = Static<typeof SideEffect>;

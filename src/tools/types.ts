@@ -1,3 +1,4 @@
+import type { ClientRequests } from './schema.js';
 import type { ValidateFunction } from 'ajv';
 import type { Hold } from '../mcp/pins.js';
 import type { Role } from '../config/schema.js';
@@ -75,6 +76,8 @@ export interface CompiledTool {
   readonly guards: readonly CompiledGuard[];
   /** Checks on what the tool returns (defaults < file < tool, merged by kind), compiled at load. */
   readonly resultGuards: CompiledResultGuards;
+  /** The tool's own `clientRequests` (tool file or server-file override); the server file's apply beneath it (mcp/server-requests.ts). */
+  readonly clientRequests?: ClientRequests | undefined;
   readonly timeoutMs: number;
   readonly retry: { readonly attempts: number; readonly backoffMs: number; readonly tryTimeoutMs: number | undefined };
   readonly breaker: {
