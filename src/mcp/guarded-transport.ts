@@ -33,6 +33,8 @@ export class GuardedTransport implements Transport {
    */
   markSendErrors = false;
   private readonly discoverIds = new Set<string | number>();
+  /** A progress notification was handed to the SDK in this tick (its handler has not run yet). */
+  private progressQueued = false;
 
   constructor(
     readonly inner: Transport,
@@ -41,6 +43,17 @@ export class GuardedTransport implements Transport {
     inner.onmessage = (message: JSONRPCMessage, extra?: MessageExtraInfo) => {
       this.trace?.('in', message);
       this.noteAnswer(message);
+      // The SDK runs a notification's handler a microtask later but settles a response at once,
+      // dropping its request's progress handler: a server's last progress, written just before
+      // its result (one stdio chunk, one HTTP read), was lost. Such a response waits behind it.
+      if (this.progressQueued && !('method' in message)) {
+        queueMicrotask(() => this.onmessage?.(message, extra));
+        return;
+      }
+      if ('method' in message && message.method === 'notifications/progress' && !this.progressQueued) {
+        this.progressQueued = true;
+        queueMicrotask(() => (this.progressQueued = false));
+      }
       this.onmessage?.(message, extra);
     };
     inner.onclose = () => this.onclose?.();

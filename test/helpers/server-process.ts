@@ -59,7 +59,7 @@ export async function startServerProcess(files: ServerFiles): Promise<ServerProc
   child.stderr?.on('data', (d: Buffer) => (out += d.toString()));
   const exited = new Promise<number | string>((resolve) => child.once('exit', (code, signal) => resolve(code ?? signal ?? -1)));
   const url = `http://127.0.0.1:${port}`;
-  for (let i = 0; i < (files.readyTimeoutMs ?? 10_000) / 50; i++) {
+  for (let i = 0; i < (files.readyTimeoutMs ?? 30_000) / 50; i++) { // 30 s by default: prestarted MCP servers on a loaded machine
     const ok = await fetch(`${url}/readyz`).then((r) => r.ok, () => false);
     if (ok) return { url, child, dir, auditFile, exited, output: () => out };
     if (child.exitCode !== null) break;
