@@ -25,6 +25,7 @@ import { batchRoutes } from './routes/batch.js';
 import { mcpServerRoutes } from './mcp-server/plugin.js';
 import { auditRoutes } from './routes/audit.js';
 import { routeRoutes } from './routes/route.js';
+import { learnedRoutes } from './routes/learned.js';
 import { consoleRoutes } from './routes/console.js';
 import { consoleOidcSettings } from './config/console-oidc.js';
 
@@ -115,6 +116,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     await api.register(batchRoutes, { gw });
     await api.register(auditRoutes, { gw });
     await api.register(routeRoutes, { gw, observe: (s) => gw.metrics.observeRoute(s) });
+    await api.register(learnedRoutes, { gw });
   });
 
   await gw.start();
