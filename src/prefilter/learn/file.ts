@@ -16,8 +16,11 @@ export const LearnedFile = Type.Object(
     halfLifeDays: Type.Optional(Type.Number({ description: 'how fast weights fade (informative; the gateway\'s own applies)' })),
     tools: Type.Record(
       Type.String({ minLength: 1, maxLength: 256 }),
-      Type.Record(Type.String({ minLength: 1, maxLength: MAX_TERM_LENGTH }), Type.Number({ minimum: 0, maximum: 1e6 }), { maxProperties: MAX_TERMS_PER_TOOL }),
-      { maxProperties: MAX_TOOLS, description: 'tool name → analysed term → weight' },
+      Type.Record(Type.String({ minLength: 1, maxLength: MAX_TERM_LENGTH }), Type.Number({ minimum: 0, maximum: 1e6 }), {
+        maxProperties: MAX_TERMS_PER_TOOL,
+        propertyNames: { minLength: 1, maxLength: MAX_TERM_LENGTH },
+      }),
+      { maxProperties: MAX_TOOLS, propertyNames: { minLength: 1, maxLength: 256 }, description: 'tool name → analysed term → weight' },
     ),
   },
   { additionalProperties: false, $id: 'LearnedFile' },

@@ -66,9 +66,10 @@ export class LearnedStats {
     this.version++;
   }
 
+  /** Drops the weakest tools down to 95 % of the bound (so the sort is not paid on every new tool). */
   private dropWeakest(): void {
     const order = [...this.table].map(([t, m]) => [t, sum(m)] as const).sort((a, b) => a[1] - b[1]);
-    for (const [t] of order.slice(0, this.table.size - MAX_TOOLS)) this.table.delete(t);
+    for (const [t] of order.slice(0, this.table.size - Math.floor(MAX_TOOLS * 0.95))) this.table.delete(t);
   }
 
   /** Forgets one tool; true when it had learned terms. */
