@@ -22,6 +22,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { dirname, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { learningCurves, withLearning } from './lib/prefilter-learn.mjs';
 
 const root = new URL('../', import.meta.url);
 const args = process.argv.slice(2);
@@ -184,6 +185,7 @@ const devTools = readJsonl(haveDev ? `${dataDir}/tools.jsonl` : fixtureTools);
 const toName = new Map(devTools.map((t) => [t.id, devTool(t).name]));
 const tools = devTools.map((t) => devTool(t));
 let devQueries = [];
+let unscoredQueries = [];
 let hb = heapMiB();
 t0 = performance.now();
 const index = PrefilterIndex.build(tools);
@@ -195,6 +197,7 @@ if (!haveDev) {
   const all = readJsonl(`${dataDir}/queries.jsonl`);
   const q = all.map((x) => ({ query: x.query, gold: x.gold.map((g) => toName.get(g) ?? g), lang: x.lang }));
   devQueries = q.filter((_, i) => i % 10 === 0);
+  unscoredQueries = q.filter((_, i) => i % 10 !== 0);
   const plain = evaluate(plainBm25(tools), devQueries);
   const textbook = evaluate(textbookBm25(tools), devQueries);
   const ours = evaluate(index, devQueries);
@@ -223,6 +226,13 @@ if (!haveDev) {
   });
   const withEx = PrefilterIndex.build(devTools.map((t) => devTool(t, examples.get(t.id) ?? [])));
   row('MetaTool dev', 'en', tools.length, evaluate(withEx, devQueries), 'with 3 examples per tool (from unscored queries)');
+
+  // prefilter.learn: recall on the scored sample after simulated sessions on unscored queries.
+  for (const c of await learningCurves({ distDir, index, unscored: unscoredQueries, scored: devQueries, evaluate })) {
+    row('MetaTool dev, learning', 'en', tools.length, c.result, `prefilter.learn after ${c.sessions.toLocaleString('en')} sessions (${c.counters.learned} learned, ${c.counters.capped} capped)`);
+    fig(`learn${c.sessions}`, c.result);
+    row('MetaTool dev, learning, per tool', 'en', tools.length, c.result.macro, `the same averaged per tool, after ${c.sessions.toLocaleString('en')} sessions`);
+  }
 }
 {
   // Chinese queries against the English-only dev tools (our own set).
@@ -287,6 +297,11 @@ if (!haveDev) {
     const r = evaluate(index, sample);
     figures[`scale${n}`] = { tools: n, p95: r.p95, buildMs: bms };
     scaleRows.push(`| scale: synthetic | ${devQueries.length > 0 ? 'en' : 'zh, en'} | ${n} | ${sample.length} | ${dash} | ${dash} | ${dash} | ${ms(r.p50)} | ${ms(r.p95)} | ${ms(bms)} | ${heap} | two dev descriptions per tool, distinct names; latency only |`);
+    // The same with prefilter.learn on: learned terms on every tool (3 events per tool on average).
+    const learned = await withLearning({ distDir, index, names: tools.map((t) => t.name), queries: unscoredQueries.length > 0 ? unscoredQueries : own, events: 3 * n });
+    const rl = evaluate(learned, sample);
+    figures[`scale${n}Learn`] = { tools: n, p95: rl.p95 };
+    scaleRows.push(`| scale: synthetic, learning on | ${devQueries.length > 0 ? 'en' : 'zh, en'} | ${n} | ${sample.length} | ${dash} | ${dash} | ${dash} | ${ms(rl.p50)} | ${ms(rl.p95)} | ${dash} | ${dash} | the same with learned terms on ${learned.learnedTools} tools (${3 * n} events); latency only |`);
   }
 }
 

@@ -25,6 +25,7 @@ import { batchRoutes } from './routes/batch.js';
 import { mcpServerRoutes } from './mcp-server/plugin.js';
 import { auditRoutes } from './routes/audit.js';
 import { routeRoutes } from './routes/route.js';
+import { learnedRoutes } from './routes/learned.js';
 import { consoleRoutes } from './routes/console.js';
 import { consoleOidcSettings } from './config/console-oidc.js';
 
@@ -103,7 +104,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
   await app.register(healthRoutes, { gw });
   await app.register(wellKnownRoutes, { gw });
   await app.register(metricsRoutes, { gw });
-  await app.register(mcpServerRoutes, { gw }); // its own context and key check
+  await app.register(mcpServerRoutes, { gw, onSearch: (e) => gw.searchEvents.onSearch(e) }); // its own context and key check
   if (config.console.enabled) await app.register(consoleRoutes, { oidc: consoleOidcSettings(config) }); // static page, no key: its script sends the key to /v1
   await app.register(async (api) => {
     requireCaller(api, gw.auth);
@@ -115,6 +116,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     await api.register(batchRoutes, { gw });
     await api.register(auditRoutes, { gw });
     await api.register(routeRoutes, { gw, observe: (s) => gw.metrics.observeRoute(s) });
+    await api.register(learnedRoutes, { gw });
   });
 
   await gw.start();

@@ -43,6 +43,10 @@ import { OpenApiBook } from './tools/openapi/book.js';
 import type { OperationChange } from './tools/openapi/pins.js';
 import { auditFindings, omittedFindings } from './mcp/hold-view.js';
 import { findingKinds } from './tools/definition-findings.js';
+import { callerKey } from './auth/caller.js';
+import { SearchEvents } from './prefilter/search-events.js';
+import { createLearner, type Learner } from './prefilter/learn/index.js';
+import { indexFor } from './prefilter/registry-index.js';
 
 export interface ReloadResult {
   generation: number;
@@ -119,6 +123,10 @@ export class Gateway extends EventEmitter<{ reload: [ReloadResult] }> {
   readonly upstreamTokens = new UpstreamTokens();
   /** OpenTelemetry spans of calls (config `tracing`); undefined when off. */
   readonly tracing: Tracing | undefined;
+  /** Prefilter searches answered for a session (/v1/route, find_tools): the learner listens. */
+  readonly searchEvents = new SearchEvents();
+  /** prefilter.learn; undefined when off. */
+  readonly learner: Learner | undefined;
   private readonly loadCtx: LoadContext;
   /** The last load of tools.d alone, before MCP imports were merged in. */
   private files: Registry | undefined;
@@ -178,6 +186,8 @@ export class Gateway extends EventEmitter<{ reload: [ReloadResult] }> {
     this.sweeper = setInterval(() => void this.confirmations.sweep().catch(() => undefined), config.confirmations.sweepIntervalMs);
     this.sweeper.unref();
     this.tracing = Tracing.create(config.tracing);
+    const learner = (this.learner = createLearner(config, { state: this.state, lexicon: () => indexFor(this.registry).lexicon, onWarning: (msg, err) => this.warn(msg, err) }));
+    if (learner) this.searchEvents.listen((e) => learner.noteSearch(e));
     this.pipeline = new CallPipeline({
       tracing: this.tracing,
       background: this.background,
@@ -198,6 +208,7 @@ export class Gateway extends EventEmitter<{ reload: [ReloadResult] }> {
         opts.onCallEnd?.(e);
       },
       onResultFindings: (tool, findings) => this.metrics.resultFindings(tool, findings),
+      ...(learner ? { onSessionCall: (req, tool) => learner.noteCall({ callerKey: callerKey(req.caller), sessionId: req.sessionId, tool: tool.name }) } : {}),
     });
     this.metrics.feed({
       registry: () => ({ tools: this.registry.size, generation: this.registry.generation }),
@@ -319,6 +330,7 @@ export class Gateway extends EventEmitter<{ reload: [ReloadResult] }> {
     this.prober.close();
     this.health.close();
     await this.breakerSync?.close();
+    await this.learner?.close();
     await Promise.allSettled(Object.values(this.adapters).map((a) => a.close?.()));
     await this.upstreamTokens.close();
     await this.state.close();

@@ -144,6 +144,8 @@ export interface PipelineDeps {
   onWarning?: (msg: string, err?: unknown) => void;
   /** Told of every finished call (metrics). */
   onCallEnd?: (e: { tool: string; backend: string; outcome: 'ok' | 'error' | 'fallback'; errorCode?: string; seconds: number }) => void;
+  /** Told of a call in a session that ran (not refused, not a fallback's inner call, not an approval): prefilter learning. */
+  onSessionCall?: (req: CallRequest & { sessionId: string }, tool: CompiledTool) => void;
   /** Told of a call's result-guard findings (the findings metric). */
   onResultFindings?: (tool: string, findings: readonly ResultFinding[]) => void;
   /** Runs long-running calls in the background (absent: every call answers synchronously). */
@@ -275,6 +277,7 @@ export class CallPipeline {
     if (more) response.more = more;
     if (run.idem) await this.idempotency.complete(sessionKey(req.caller), run.idem.key, run.idem.digest, response);
     reportCall(this.deps, req, tool, callId, trail, { outcome: out.fallback ? 'fallback' : 'ok', backend: out.usedBackend, durationMs, responseHash: response.responseHash, argsDigest: run.argsDigest, findings: run.findings }, run.started);
+    if (req.sessionId !== undefined && depth === 0 && !req.approval) this.deps.onSessionCall?.(req as CallRequest & { sessionId: string }, tool);
     return response;
   }
 

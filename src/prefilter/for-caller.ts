@@ -6,6 +6,9 @@ import type { CompiledTool } from '../tools/types.js';
 import { indexFor } from './registry-index.js';
 import type { Candidate } from './types.js';
 
+/** The learned-terms boost the index takes (prefilter.learn). */
+type LearnedBoost = NonNullable<Parameters<ReturnType<typeof indexFor>['search']>[1]>['learned'];
+
 /** How far past k the ranker looks, so that demoted tools (every backend down) can give way to working ones. */
 export const LOOKAHEAD = 20;
 
@@ -28,9 +31,9 @@ export function offerable(caller: Caller, t: CompiledTool | undefined): t is Com
  * The prefilter's ranking for one caller (POST /v1/route, find_tools on /mcp): the best `k` tools
  * it may be offered, best first; a tool whose every backend is down comes after the others.
  */
-export function rankFor(registry: Registry, health: HealthBook, caller: Caller, query: string, o: { k: number; explain?: boolean }): RankedTool[] {
+export function rankFor(registry: Registry, health: HealthBook, caller: Caller, query: string, o: { k: number; explain?: boolean; learned?: LearnedBoost | undefined }): RankedTool[] {
   const eligible = (name: string) => offerable(caller, registry.get(name));
-  const found = indexFor(registry).search(query, { k: o.k + LOOKAHEAD, filter: eligible, explain: o.explain === true });
+  const found = indexFor(registry).search(query, { k: o.k + LOOKAHEAD, filter: eligible, explain: o.explain === true, ...(o.learned ? { learned: o.learned } : {}) });
   const ranked = found.map((candidate): RankedTool => {
     const tool = registry.get(candidate.name)!;
     const states = tool.backends.map((b) => health.view(tool, b).state);

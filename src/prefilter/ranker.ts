@@ -62,7 +62,8 @@ export function rank(ix: SearchableIndex, query: string, opts: SearchOptions): C
   if (k === 0 || ix.size === 0) return [];
   const allowed = (d: number): boolean => !opts.filter || opts.filter(ix.names[d] as string);
 
-  let concepts = queryConcepts(query, ix.lexicon, ix.related).map((c) => resolve(ix, c)).filter((c) => c.alts.length > 0);
+  const raw = queryConcepts(query, ix.lexicon, ix.related);
+  let concepts = raw.map((c) => resolve(ix, c)).filter((c) => c.alts.length > 0);
   if (concepts.length > MAX_CONCEPTS) {
     concepts = concepts.map((c) => ({ c, s: strength(c, ix.size) })).sort((a, b) => b.s - a.s).slice(0, MAX_CONCEPTS).map((x) => x.c);
   }
@@ -77,6 +78,7 @@ export function rank(ix: SearchableIndex, query: string, opts: SearchOptions): C
       const d = touched[j] as number;
       total[d] = (total[d] as number) * (1 + (COVERAGE_BONUS * (matched[d] as number)) / concepts.length);
     }
+    if (opts.learned) acc.run(opts.learned(ix.names, raw)); // learned terms: after the coverage bonus, before feedback
     addFeedback(ix, acc, concepts, allowed);
     const touchedCount = acc.touchedCount;
     let top = 0;

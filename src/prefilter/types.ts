@@ -1,3 +1,5 @@
+import type { ScoredConcept } from './accumulate.js';
+
 /** A tool as the prefilter sees it: only the text that helps pick it. */
 export interface PrefilterTool {
   /** Canonical, e.g. "weather.current" ([a-z0-9_-] segments joined by '.'). */
@@ -17,14 +19,22 @@ export interface Candidate {
   name: string;
   score: number;
   /** matched: the query words that matched (with their tool-side terms); named: the query named the tool. */
-  why?: { matched: string[]; named?: boolean };
+  why?: { matched: string[]; named?: boolean; learned?: string[] };
 }
+
+/**
+ * Learned terms (prefilter.learn, src/prefilter/learn/): given the index's tool names and the
+ * query's concepts, extra scored concepts the ranker adds after its first pass.
+ */
+export type LearnedBoost = (names: readonly string[], concepts: readonly Concept[]) => readonly ScoredConcept[];
 
 export interface SearchOptions {
   k: number;
   /** false = never a candidate (hidden or prefilter:false). */
   filter?: (name: string) => boolean;
   explain?: boolean;
+  /** Learned terms as one more field (off when absent). */
+  learned?: LearnedBoost;
 }
 
 /** Index fields, each weighted and length-normalised separately (BM25F). */

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from 'fastify';
 import { Type, type Static } from '@sinclair/typebox';
 import type { Gateway } from '../gateway.js';
+import { callerKey } from '../auth/caller.js';
 import { formatTool, type ToolFormat } from '../tools/formats.js';
 import { rankFor } from '../prefilter/for-caller.js';
 import { errorResponses } from './schemas.js';
@@ -13,6 +14,7 @@ const Body = Type.Object(
     k: Type.Optional(Type.Integer({ minimum: 1, maximum: ROUTE_K_MAX, default: 5 })),
     format: Type.Optional(Type.Union(['toolgate', 'openai', 'anthropic', 'mcp'].map((f) => Type.Literal(f)))),
     explain: Type.Optional(Type.Boolean()),
+    sessionId: Type.Optional(Type.String({ minLength: 1, maxLength: 256, description: "the agent's session, as its calls name it: with prefilter.learn, the session's next call teaches the ranker" })),
   },
   { additionalProperties: false },
 );
@@ -30,12 +32,17 @@ export async function routeRoutes(app: FastifyInstance, opts: { gw: Gateway; obs
     async (req) => {
       const started = performance.now();
       const k = req.body.k ?? 5;
-      const ordered = rankFor(gw.registry, gw.health, req.caller, req.body.query, { k, explain: req.body.explain === true });
-      const candidates = ordered.map(({ candidate: c, demoted }) => ({
-        name: c.name,
-        score: Number(c.score.toFixed(4)),
-        ...(c.why || demoted ? { why: { ...(c.why ?? {}), ...(demoted ? { demoted } : {}) } } : {}),
-      }));
+      const learner = gw.learner;
+      const ordered = rankFor(gw.registry, gw.health, req.caller, req.body.query, { k, explain: req.body.explain === true, learned: learner?.boost });
+      const candidates = ordered.map(({ candidate: c, demoted }) => {
+        const learned = c.why && learner ? learner.matched(c.name, req.body.query) : [];
+        return {
+          name: c.name,
+          score: Number(c.score.toFixed(4)),
+          ...(c.why || demoted ? { why: { ...(c.why ?? {}), ...(learned.length > 0 ? { learned } : {}), ...(demoted ? { demoted } : {}) } } : {}),
+        };
+      });
+      if (req.body.sessionId !== undefined) gw.searchEvents.onSearch({ source: 'route', sessionTag: req.body.sessionId, callerKey: callerKey(req.caller), query: req.body.query, candidates: candidates.map((c) => c.name) });
       opts.observe?.((performance.now() - started) / 1000);
       const format = req.body.format as ToolFormat | undefined;
       return format ? { candidates, tools: ordered.map((r) => formatTool(r.tool, format)) } : { candidates };
