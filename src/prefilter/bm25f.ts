@@ -39,6 +39,13 @@ function fieldLength(bag: ReadonlyMap<string, number>): number {
  */
 const SIBLING_FIELDS: readonly Field[] = ['description', 'params'];
 const SIBLING_DAMPING = 0.5;
+/**
+ * A name word many tools share is an action ("list", "get", "create") or a vendor, not what tells
+ * one tool from another: the name field counts it (tools with it in their name)^-NAME_SHARE_DAMPING
+ * times. Catalogs of verb_noun names (most MCP servers) otherwise let a query's incidental verb
+ * pull in every "list_…" tool at the name field's weight.
+ */
+const NAME_SHARE_DAMPING = 0.25;
 
 /** A tool's namespace: its name up to the last '.', or null for a name without one. */
 export function namespaceOf(name: string): string | null {
@@ -77,6 +84,8 @@ export interface Postings {
 export function buildPostings(docs: readonly FieldBags[], groups: readonly (string | null)[] = []): Map<string, Postings> {
   const n = docs.length;
   const siblings = siblingCounts(docs, groups);
+  const nameDf = new Map<string, number>();
+  for (const d of docs) for (const t of d.name.keys()) nameDf.set(t, (nameDf.get(t) ?? 0) + 1);
   // Average length over the documents that have the field: a field most tools leave empty
   // (examples, translations) must not make the few that fill it look overlong.
   const avg = {} as Record<Field, number>;
@@ -100,7 +109,8 @@ export function buildPostings(docs: readonly FieldBags[], groups: readonly (stri
       const norm = FIELD_WEIGHT[f] / (1 - FIELD_B[f] + (FIELD_B[f] * len) / avg[f]);
       const damp = shared && SIBLING_FIELDS.includes(f) ? shared : null;
       for (const [term, tf] of d[f]) {
-        const share = damp ? (damp.get(term) ?? 1) ** -SIBLING_DAMPING : 1;
+        let share = damp ? (damp.get(term) ?? 1) ** -SIBLING_DAMPING : 1;
+        if (f === 'name') share *= (nameDf.get(term) ?? 1) ** -NAME_SHARE_DAMPING;
         combined.set(term, (combined.get(term) ?? 0) + tf * norm * share);
       }
     }
