@@ -18,11 +18,15 @@
 // so the "per tool" rows average the same sample per tool first: every tool weighs the same.
 // References: "plain BM25" (lower-case words, no stop words, no stemming) and "textbook BM25"
 // (the same with a standard stop list and Porter stemming).
+// Mixed catalog: the dev tools merged with test/fixtures/prefilter/mixed-tools.jsonl.gz (200 MCP
+// tools with long descriptions and parameter docs); each part's queries (the dev sample, the 159
+// of mixed-queries.jsonl) ranked against its part alone and against the union.
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { dirname, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { learningCurves, withLearning } from './lib/prefilter-learn.mjs';
+import { loadMixedSet, mixedCatalog } from './lib/mixed-catalog.mjs';
 
 const root = new URL('../', import.meta.url);
 const args = process.argv.slice(2);
@@ -269,6 +273,27 @@ if (!haveDev) {
     const zhOnZh = readJsonl(new URL('test/fixtures/prefilter/zh-queries.jsonl', root)).filter((x) => zt.has(x.gold[0]))
       .map((x) => ({ query: x.query, gold: x.gold.map((g) => rename.get(toName.get(g)) ?? g) }));
     row('own zh queries', 'zh → zh tools', `${zt.size} zh of ${mixed.length}`, evaluate(mixedIndex, zhOnZh), 'the zh-queries whose tool is one of the 42');
+  }
+}
+
+// --- mixed catalog: the dev set (one-line descriptions) merged with our long-description set
+{
+  const own = loadMixedSet();
+  const rankers = { prefilter: (t) => PrefilterIndex.build(t), bm25: plainBm25, textbook: textbookBm25 };
+  const label = { prefilter: 'toolgate prefilter', bm25: 'reference: plain BM25', textbook: 'reference: textbook BM25' };
+  const r = mixedCatalog({ devTools: tools, devQueries, ownTools: own.tools, ownQueries: own.queries, rankers, evaluate });
+  const union = tools.length + own.tools.length;
+  for (const [key, v] of Object.entries(r)) {
+    const parts = [['MetaTool dev', tools.length, v.dev, devQueries.length > 0], ['own mixed set (long docs)', own.tools.length, v.own, true]];
+    for (const [set, n, x, have] of parts) {
+      if (!have) continue;
+      const drop = x.merged.rec5 - x.alone.rec5;
+      row(`${set}, alone`, 'en', n, x.alone, label[key]);
+      row(`${set}, merged`, 'en', union, x.merged, `${label[key]}; recall@5 change from alone ${drop >= 0 ? '+' : ''}${f3(drop)}`);
+    }
+    if (key === 'prefilter') {
+      figures.mixed = { devAlone: v.dev.alone.rec5, devMerged: v.dev.merged.rec5, ownAlone: v.own.alone.rec5, ownMerged: v.own.merged.rec5 };
+    }
   }
 }
 

@@ -89,9 +89,13 @@ export function emptyBags(): FieldBags {
 export function toolFields(tool: PrefilterTool, lex: Lexicon | null, split: NameSplitter): FieldBags {
   const f = emptyBags();
   const ids = new Set([tool.name, tool.providerName, ...(tool.aliases ?? [])]);
+  // Spellings of one name ("crm.find_contacts", "crm__find_contacts") say the same words: a term
+  // counts as often as the spelling that says it most, not once per spelling.
   for (const id of ids) {
-    if (hasCjk(id)) addText(id, f.name, f.translated, lex);
-    else for (const [t, tf] of identifierTerms(id, split)) add(f.name, t, tf);
+    const one = new Map<string, number>();
+    if (hasCjk(id)) addText(id, one, f.translated, lex);
+    else for (const [t, tf] of identifierTerms(id, split)) add(one, t, tf);
+    for (const [t, tf] of one) f.name.set(t, Math.max(f.name.get(t) ?? 0, tf));
   }
   if (tool.title) addText(tool.title, f.title, f.translated, lex);
   for (const tag of tool.tags) {

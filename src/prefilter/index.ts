@@ -1,5 +1,5 @@
 import { type NameSplit, toolFields } from './analyze.js';
-import { buildPostings, type Postings } from './bm25f.js';
+import { buildPostings, namespaceOf, type Postings } from './bm25f.js';
 import { englishWords, isStopWord } from './english.js';
 import { buildForward, type ForwardIndex } from './feedback.js';
 import { FuzzyVocabulary } from './fuzzy.js';
@@ -65,7 +65,7 @@ export class PrefilterIndex implements SearchableIndex {
       return s;
     };
     const bags = tools.map((t) => toolFields(t, lexicon, split));
-    const postings = buildPostings(bags);
+    const postings = buildPostings(bags, tools.map((t) => namespaceOf(t.name)));
     const matcher = new NameMatcher(tools.map((t) => [t.name, t.providerName, ...(t.aliases ?? [])]));
     const forward = options.feedback === false ? null : buildForward(postings, tools.length);
     const nameTerms = new Set<string>();
