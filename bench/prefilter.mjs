@@ -298,13 +298,26 @@ if (!haveDev) {
     const t2 = performance.now();
     si.search(zq[0].query, { k: 5 });
     const first = performance.now() - t2;
-    const sample = Array.from({ length: 1000 }, (_, i) => zq[i % zq.length]);
-    // The same index with the Chinese readings off (same postings, no second build), measured first.
-    const off = evaluate(Object.assign(Object.create(Object.getPrototypeOf(si)), si, { chineseReadings: false }), sample);
-    const r = evaluate(si, sample);
-    figures[`zhScale${n}`] = { tools: n, p95: r.p95, p95Without: off.p95, buildMs: bms, firstMs: first };
-    scaleRows.push(`| scale: synthetic zh | zh → zh tools | ${n} | ${sample.length} | ${dash} | ${dash} | ${dash} | ${ms(off.p50)} | ${ms(off.p95)} | ${dash} | ${dash} | the same index without the Chinese readings |`);
-    scaleRows.push(`| scale: synthetic zh | zh → zh tools | ${n} | ${sample.length} | ${dash} | ${dash} | ${dash} | ${ms(r.p50)} | ${ms(r.p95)} | ${ms(bms)} | ${dash} | two zh catalog descriptions per tool; first query (builds the Chinese vocabulary) ${ms(first)} ms |`);
+    // Per query, the fastest of 5 passes: on a shared machine a single pass's p95 is other
+    // processes' preemption. The same index with the Chinese readings off (same postings), side by side.
+    const off = Object.assign(Object.create(Object.getPrototypeOf(si)), si, { chineseReadings: false });
+    const fastest = (ix) => {
+      const best = zq.map(() => Infinity);
+      for (let pass = 0; pass < 5; pass++) {
+        zq.forEach((q, i) => {
+          const t = performance.now();
+          ix.search(q.query, { k: 5 });
+          best[i] = Math.min(best[i], performance.now() - t);
+        });
+      }
+      return { p50: pct(best, 50), p95: pct(best, 95) };
+    };
+    const w = fastest(off);
+    const r = fastest(si);
+    figures[`zhScale${n}`] = { tools: n, p95: r.p95, p95Without: w.p95, buildMs: bms, firstMs: first };
+    const cells = (x) => `${zq.length} | ${dash} | ${dash} | ${dash} | ${ms(x.p50)} | ${ms(x.p95)}`;
+    scaleRows.push(`| scale: synthetic zh | zh → zh tools | ${n} | ${cells(w)} | ${dash} | ${dash} | the same index without the Chinese readings of zh-synonyms.ts |`);
+    scaleRows.push(`| scale: synthetic zh | zh → zh tools | ${n} | ${cells(r)} | ${ms(bms)} | ${dash} | two zh catalog descriptions per tool; per query the fastest of 5 passes; first query (builds the compound map) ${ms(first)} ms |`);
   }
 }
 
