@@ -276,7 +276,7 @@ if (!haveDev) {
     const without = evaluate(PrefilterIndex.build(zt, { chineseReadings: false }), zq);
     const delta = (r) => `${r.rec5 >= base.rec5 ? '+' : ''}${f3(r.rec5 - base.rec5)}`;
     row(set, 'zh → zh tools', zt.length, base, 'reference: BM25 over character bigrams (name, description, parameters)');
-    row(set, 'zh → zh tools', zt.length, without, `prefilter without the Chinese readings of zh-synonyms.ts; Δ recall@5 ${delta(without)}`);
+    row(set, 'zh → zh tools', zt.length, without, `prefilter without the compounds of lone characters (zh-compounds.ts); Δ recall@5 ${delta(without)}`);
     row(set, 'zh → zh tools', zt.length, ours, `toolgate prefilter; Δ recall@5 vs bigram BM25 ${delta(ours)}`, zb, (heapMiB() - hb).toFixed(1));
     if (!opaque) figures.zhNative = { recall5: ours.rec5, bigramRecall5: base.rec5, hit1: ours.hit1, n: ours.n, p95: ours.p95 };
   }
@@ -299,7 +299,7 @@ if (!haveDev) {
     si.search(zq[0].query, { k: 5 });
     const first = performance.now() - t2;
     // Per query, the fastest of 5 passes: on a shared machine a single pass's p95 is other
-    // processes' preemption. The same index with the Chinese readings off (same postings), side by side.
+    // processes' preemption. The same index with the compounds off (same postings), side by side.
     const off = Object.assign(Object.create(Object.getPrototypeOf(si)), si, { chineseReadings: false });
     const fastest = (ix) => {
       const best = zq.map(() => Infinity);
@@ -316,7 +316,7 @@ if (!haveDev) {
     const r = fastest(si);
     figures[`zhScale${n}`] = { tools: n, p95: r.p95, p95Without: w.p95, buildMs: bms, firstMs: first };
     const cells = (x) => `${zq.length} | ${dash} | ${dash} | ${dash} | ${ms(x.p50)} | ${ms(x.p95)}`;
-    scaleRows.push(`| scale: synthetic zh | zh → zh tools | ${n} | ${cells(w)} | ${dash} | ${dash} | the same index without the Chinese readings of zh-synonyms.ts |`);
+    scaleRows.push(`| scale: synthetic zh | zh → zh tools | ${n} | ${cells(w)} | ${dash} | ${dash} | the same index without the compounds of lone characters (zh-compounds.ts) |`);
     scaleRows.push(`| scale: synthetic zh | zh → zh tools | ${n} | ${cells(r)} | ${ms(bms)} | ${dash} | two zh catalog descriptions per tool; per query the fastest of 5 passes; first query (builds the compound map) ${ms(first)} ms |`);
   }
 }

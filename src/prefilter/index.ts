@@ -22,8 +22,8 @@ export interface BuildOptions {
   /** Pseudo-relevance feedback (a second pass with the best tools' terms). Default: on. */
   feedback?: boolean;
   /**
-   * More readings of Chinese query words (zh-synonyms.ts): the index's compounds of a lone
-   * character, the WordNet words of a word's first English sense. Default: on.
+   * A lone Chinese character in a query also reads as the index's words that contain it
+   * (zh-compounds.ts: 堵 → 拥堵, 退 → 退款). Default: on.
    */
   chineseReadings?: boolean;
 }

@@ -7,7 +7,7 @@ import type { Lexicon } from './lexicon.js';
 import type { NameMatcher } from './names.js';
 import { type LookupIndex, type ResolvedConcept, resolve } from './resolve.js';
 import type { Candidate, SearchOptions } from './types.js';
-import { withChineseReadings } from './zh-synonyms.js';
+import { withCompounds } from './zh-compounds.js';
 
 /** What the ranker reads from an index. */
 export interface SearchableIndex extends LookupIndex {
@@ -16,7 +16,7 @@ export interface SearchableIndex extends LookupIndex {
   readonly lexicon: Lexicon | null;
   /** Each tool's strongest terms, for pseudo-relevance feedback; null turns feedback off. */
   readonly forward: ForwardIndex | null;
-  /** More readings of Chinese query words (zh-synonyms.ts); false turns them off. */
+  /** Lone Chinese query characters also read as the index's compounds (zh-compounds.ts); false: off. */
   readonly chineseReadings?: boolean;
 }
 
@@ -66,7 +66,7 @@ export function rank(ix: SearchableIndex, query: string, opts: SearchOptions): C
   const allowed = (d: number): boolean => !opts.filter || opts.filter(ix.names[d] as string);
 
   let concepts = queryConcepts(query, ix.lexicon, ix.related)
-    .map((c) => resolve(ix, withChineseReadings(c, ix.chineseReadings === false ? null : ix.lexicon, ix.postings, ix.related))).filter((c) => c.alts.length > 0);
+    .map((c) => resolve(ix, withCompounds(c, ix.chineseReadings === false ? null : ix.lexicon, ix.postings))).filter((c) => c.alts.length > 0);
   if (concepts.length > MAX_CONCEPTS) {
     concepts = concepts.map((c) => ({ c, s: strength(c, ix.size) })).sort((a, b) => b.s - a.s).slice(0, MAX_CONCEPTS).map((x) => x.c);
   }

@@ -5,10 +5,10 @@ import { bigramBm25, loadZhNative } from '../../../bench/lib/zh-native.mjs';
 import { chineseIndexTerms, contentSpans, segment } from '../../../src/prefilter/chinese.js';
 import { PrefilterIndex, type PrefilterTool } from '../../../src/prefilter/index.js';
 import { createLexicon, type Lexicon, loadLexicon } from '../../../src/prefilter/lexicon.js';
-import { compoundsOf } from '../../../src/prefilter/zh-synonyms.js';
+import { compoundsOf } from '../../../src/prefilter/zh-compounds.js';
 import { tool } from './fixtures.js';
 
-// The Chinese path (issue 27.4): segmentation, the readings zh-synonyms.ts adds, traditional
+// The Chinese path (issue 27.4): segmentation, the compounds zh-compounds.ts adds, traditional
 // characters, and the gain over BM25 on character bigrams on our own Chinese catalog.
 
 let lex: Lexicon;
@@ -43,7 +43,7 @@ describe('segmentation', () => {
   });
 });
 
-describe('Chinese readings of query words', () => {
+describe('lone characters read as the compounds of the index', () => {
   const tools: PrefilterTool[] = [
     tool('traffic.realtime', '查看城市道路的实时路况和拥堵指数，提示事故和交通管制。'),
     tool('weather.forecast', '获取未来七天的天气预报，包含气温和降水概率。'),

@@ -1,20 +1,18 @@
 import type { Postings } from './bm25f.js';
 import { isChineseStopWord } from './chinese.js';
 import type { Lexicon } from './lexicon.js';
-import type { RelatedTerms } from './related.js';
 import type { Alternative, Concept } from './types.js';
 
 /**
- * More readings of a Chinese query word, on top of the word, its bigrams and its English senses
- * (analyze.ts chineseConcepts):
+ * One more reading of a Chinese query word, on top of the word, its bigrams and its English senses
+ * (analyze.ts chineseConcepts): a lone character also reads as the index's words that contain it.
+ * Colloquial requests use one-character verbs and nouns (堵, 退, 寄, 仓) where descriptions use
+ * compounds (拥堵, 退款, 寄件, 仓库).
  *
- * - the index's words that contain a lone character: colloquial requests use one-character verbs
- *   (堵, 退, 寄) where descriptions use compounds (拥堵, 退款, 寄件).
- * - the English related words (WordNet) of its first English sense, as an English query word gets
- *   them: 雾霾 "smog" → air pollution, 布洛芬 "ibuprofen" → Advil.
- *
- * (Synonyms through English, zh → en → zh, need nothing here: a tool's Chinese words are indexed
- * with their English senses (the translated field), which a query word's senses match.)
+ * Synonyms through English (zh → en → zh) need nothing here: a tool's Chinese words are indexed
+ * with their English senses (the translated field), which a query word's senses match. An explicit
+ * zh → en → zh expansion, and the WordNet words of a Chinese word's first sense, were measured on
+ * the Chinese catalog and left out: no recall gain, a little hit@1 lost (docs/benchmarks.md).
  *
  * The character → compounds map is built from the index's vocabulary, once per index, when its
  * first Chinese query needs it: an English-only registry never builds it.
@@ -24,10 +22,6 @@ import type { Alternative, Concept } from './types.js';
 const COMPOUND_WEIGHT = 0.45;
 /** A character found in more of the index's words than this says little (个, 子, 不): no compounds. */
 const MAX_COMPOUNDS = 40;
-/** Weight of the WordNet words of a Chinese word's first sense, against the word itself. */
-const RELATED_WEIGHT = 0.5;
-/** The same for a later sense, per rank (first senses are the usual ones). */
-const SENSE_DECAY = 0.7;
 
 /** Character → the index's dictionary words (two or more characters) that contain it. */
 type Compounds = ReadonlyMap<string, readonly string[]>;
@@ -61,23 +55,10 @@ export function compoundsOf(char: string, lex: Lexicon, postings: ReadonlyMap<st
   return list.map((t) => ({ terms: [t], weight: COMPOUND_WEIGHT }));
 }
 
-/** The WordNet words of a Chinese word's first one-word English sense. */
-export function relatedOfSenses(word: string, lex: Lexicon, rel: RelatedTerms): Alternative[] {
-  const first = lex.senses(word).find((s) => s.terms.length === 1);
-  if (!first) return [];
-  const scale = RELATED_WEIGHT * SENSE_DECAY ** first.rank;
-  return rel.related(first.terms[0] as string).map((a) => ({ terms: a.terms, weight: a.weight * scale }));
-}
-
-/** A query concept with the readings above added, when it is a Chinese word. */
-export function withChineseReadings(
-  c: Concept,
-  lex: Lexicon | null,
-  postings: ReadonlyMap<string, Postings>,
-  rel: RelatedTerms | null,
-): Concept {
-  if (!lex || !isCjk(c.label)) return c;
-  const extra = [...c.label].length === 1 ? compoundsOf(c.label, lex, postings) : rel ? relatedOfSenses(c.label, lex, rel) : [];
+/** A query concept with the compounds added, when it is a lone Chinese character. */
+export function withCompounds(c: Concept, lex: Lexicon | null, postings: ReadonlyMap<string, Postings>): Concept {
+  if (!lex || !isCjk(c.label) || [...c.label].length !== 1) return c;
+  const extra = compoundsOf(c.label, lex, postings);
   if (extra.length === 0) return c;
   const have = new Set(c.alternatives.map((a) => a.terms.join(' ')));
   return { label: c.label, alternatives: [...c.alternatives, ...extra.filter((a) => !have.has(a.terms.join(' ')))] };
