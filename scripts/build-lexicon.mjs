@@ -114,10 +114,15 @@ for (const [word, m] of [...cooc].sort(([a], [b]) => (a < b ? -1 : 1))) {
   if (best.length > 0) synonyms.push(`${word}\t${best.map(([w, n]) => `${w}:${n}`).join(' ')}`);
 }
 
+// A traditional character that simplified text uses too (座 in 座位, 份 in 身份, 么 in 什么) is not
+// converted: converting it would break the simplified words. "Uses": in 10 or more headwords.
+const inHeadwords = new Map();
+for (const w of byWord.keys()) for (const c of new Set(w)) inHeadwords.set(c, (inHeadwords.get(c) ?? 0) + 1);
+const T2S_MAX_SIMPLIFIED_USE = 10;
 let t2s = '';
 for (const [t, votes] of [...t2sVotes].sort(([a], [b]) => (a < b ? -1 : 1))) {
   const best = [...votes].sort((a, b) => b[1] - a[1])[0];
-  if (best) t2s += t + best[0];
+  if (best && (inHeadwords.get(t) ?? 0) < T2S_MAX_SIMPLIFIED_USE) t2s += t + best[0];
 }
 
 const doc = {

@@ -20,9 +20,19 @@ export function isChineseStopWord(word: string): boolean {
   return STOP.has(word);
 }
 
+// Segmentation costs, in integers so that equal costs compare equal: a word of two or more
+// characters 5, a lone character 6, or 5 when it is a word of its own (a function word such as
+// 的, or a one-character word of the tool-term table such as 发, 查, 算).
+const WORD_COST = 5;
+const FREE_CHAR_COST = 5;
+const CHAR_COST = 6;
+
 /**
  * Segments a run of simplified Chinese into words by dynamic programming: fewest pieces,
- * lexicon words of two or more characters preferred over single characters.
+ * lexicon words of two or more characters preferred over lone characters, and a lone character
+ * that is a word of its own preferred over one that is not: 张/经理/发/封 (发 "send"), not
+ * 张/经/理发/封 (理发 "haircut"). Runs the lexicon does not cover fall apart into characters; the
+ * index's bigrams (chineseIndexTerms) and a long word's bigrams (queryConcepts) cover those.
  */
 export function segment(run: string, lex: Lexicon): string[] {
   const chars = Array.from(run);
@@ -35,7 +45,8 @@ export function segment(run: string, lex: Lexicon): string[] {
     if (base === Infinity) continue;
     // Single character: always possible, dearer than a word so that words win ties, unless it
     // is a function word (的, 了, 和): "全面/的" beats "全/面的".
-    const single = base + (STOP.has(chars[i] as string) ? 1 : 1.2);
+    const ch = chars[i] as string;
+    const single = base + (STOP.has(ch) || lex.inTable(ch) ? FREE_CHAR_COST : CHAR_COST);
     if (single < (cost[i + 1] as number)) {
       cost[i + 1] = single;
       back[i + 1] = i;
@@ -44,8 +55,8 @@ export function segment(run: string, lex: Lexicon): string[] {
     for (let j = i + 2; j <= Math.min(n, i + lex.maxWordLength); j++) {
       piece += chars[j - 1] as string;
       if (!lex.has(piece)) continue;
-      if (base + 1 < (cost[j] as number)) {
-        cost[j] = base + 1;
+      if (base + WORD_COST < (cost[j] as number)) {
+        cost[j] = base + WORD_COST;
         back[j] = i;
       }
     }

@@ -21,6 +21,11 @@ export interface BuildOptions {
   related?: RelatedTerms | null;
   /** Pseudo-relevance feedback (a second pass with the best tools' terms). Default: on. */
   feedback?: boolean;
+  /**
+   * A lone Chinese character in a query also reads as the index's words that contain it
+   * (zh-compounds.ts: 堵 → 拥堵, 退 → 退款). Default: on.
+   */
+  chineseReadings?: boolean;
 }
 
 /**
@@ -39,6 +44,7 @@ export class PrefilterIndex implements SearchableIndex {
     readonly lexicon: Lexicon | null,
     readonly related: RelatedTerms | null,
     readonly forward: ForwardIndex | null,
+    readonly chineseReadings: boolean,
   ) {
     this.size = names.length;
   }
@@ -71,7 +77,7 @@ export class PrefilterIndex implements SearchableIndex {
     const nameTerms = new Set<string>();
     for (const b of bags) for (const t of b.name.keys()) nameTerms.add(t);
     const fuzzy = new FuzzyVocabulary(postings.keys(), nameTerms);
-    return new PrefilterIndex(tools.map((t) => t.name), postings, matcher, fuzzy, words, lexicon, related, forward);
+    return new PrefilterIndex(tools.map((t) => t.name), postings, matcher, fuzzy, words, lexicon, related, forward, options.chineseReadings !== false);
   }
 
   /** The best tools for a query, best first, at most `k`; tools the query names come first. */

@@ -10,6 +10,8 @@ export interface Sense {
 /** The Chinese–English bridge: word list for segmentation, senses, and preferred Chinese words. */
 export interface Lexicon {
   has(word: string): boolean;
+  /** Whether the hand-made tool-term table lists the word (发, 查, 寄 are words there, not fragments). */
+  inTable(word: string): boolean;
   readonly maxWordLength: number;
   /** English senses of a simplified Chinese word: the tool-term table's first, then CC-CEDICT's. */
   senses(word: string): readonly Sense[];
@@ -87,6 +89,7 @@ export function createLexicon(
 
   return {
     has: (word) => raw.has(word) || table.has(word),
+    inTable: (word) => table.has(word),
     maxWordLength,
     senses,
     toSimplified: (text) => {

@@ -7,6 +7,7 @@ import type { Lexicon } from './lexicon.js';
 import type { NameMatcher } from './names.js';
 import { type LookupIndex, type ResolvedConcept, resolve } from './resolve.js';
 import type { Candidate, SearchOptions } from './types.js';
+import { withCompounds } from './zh-compounds.js';
 
 /** What the ranker reads from an index. */
 export interface SearchableIndex extends LookupIndex {
@@ -15,6 +16,8 @@ export interface SearchableIndex extends LookupIndex {
   readonly lexicon: Lexicon | null;
   /** Each tool's strongest terms, for pseudo-relevance feedback; null turns feedback off. */
   readonly forward: ForwardIndex | null;
+  /** Lone Chinese query characters also read as the index's compounds (zh-compounds.ts); false: off. */
+  readonly chineseReadings?: boolean;
 }
 
 /** A long query (a pasted document) is cut to this many distinct words, the rarest kept. */
@@ -63,7 +66,7 @@ export function rank(ix: SearchableIndex, query: string, opts: SearchOptions): C
   const allowed = (d: number): boolean => !opts.filter || opts.filter(ix.names[d] as string);
 
   const raw = queryConcepts(query, ix.lexicon, ix.related);
-  let concepts = raw.map((c) => resolve(ix, c)).filter((c) => c.alts.length > 0);
+  let concepts = raw.map((c) => resolve(ix, withCompounds(c, ix.chineseReadings === false ? null : ix.lexicon, ix.postings))).filter((c) => c.alts.length > 0);
   if (concepts.length > MAX_CONCEPTS) {
     concepts = concepts.map((c) => ({ c, s: strength(c, ix.size) })).sort((a, b) => b.s - a.s).slice(0, MAX_CONCEPTS).map((x) => x.c);
   }
