@@ -294,6 +294,9 @@ if (!haveDev) {
     if (key === 'prefilter') {
       figures.mixed = { devAlone: v.dev.alone.rec5, devMerged: v.dev.merged.rec5, ownAlone: v.own.alone.rec5, ownMerged: v.own.merged.rec5 };
     }
+  }
+}
+
 // --- the Chinese catalog set (issue 27.4): Chinese-described tools, Chinese queries, against BM25 over bigrams
 {
   const { loadZhNative, bigramBm25 } = await import('./lib/zh-native.mjs');
