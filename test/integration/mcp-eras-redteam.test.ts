@@ -233,8 +233,8 @@ describe('toolgate_mcp_protocol_errors_total says why', () => {
     const before = { missing: await count('session_not_found'), method: await count('method_not_found') };
     const res = await fetch(`${base}/mcp`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', authorization: `Bearer ${AGENT}`, ...modernHeaders('resources/list') },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'resources/list', params: { _meta: envelope() } }),
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', authorization: `Bearer ${AGENT}`, ...modernHeaders('roots/list') },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'roots/list', params: { _meta: envelope() } }),
     });
     expect(res.status).toBe(404);
     expect(((await res.json()) as { error: { code: number } }).error.code).toBe(-32601);
