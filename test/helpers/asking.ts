@@ -70,3 +70,21 @@ export async function askedClient(base: string, key: string, mode: Mode, h: Aske
 
 export const callTool = async (c: Client, name: string, args: Record<string, unknown> = {}, signal?: AbortSignal) =>
   (await c.callTool({ name, arguments: args }, signal ? { signal } : undefined)) as Record<string, unknown>;
+
+/** Clients opened by a test file on one gateway, closed together in afterAll. */
+export function askedClients(base: () => string, defaultKey: string) {
+  const open: Client[] = [];
+  return {
+    connect: async (mode: Mode, h: AskedClient = {}, key = defaultKey) => {
+      const c = await askedClient(base(), key, mode, h);
+      open.push(c);
+      return c;
+    },
+    closeAll: () => Promise.all(open.map((c) => c.close().catch(() => undefined))),
+  };
+}
+
+type AuditRecord = Record<string, unknown>;
+/** The gateway's `server_request` audit records that match `pred`. */
+export const serverRequestRecords = async (gw: { audit(): Promise<AuditRecord[]> }, pred: (r: AuditRecord) => boolean) =>
+  (await gw.audit()).filter((r) => r['event'] === 'server_request' && pred(r));

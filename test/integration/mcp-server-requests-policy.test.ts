@@ -2,7 +2,7 @@ import type { ChildProcess } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ProtocolError, specTypeSchemas, withInputRequired, type Client, type InputRequiredResult } from '@modelcontextprotocol/client';
 import { startGateway, type TestGateway } from '../helpers/app.js';
-import { ASKING, askedClient, callTool, startAskingHttp, textOf, type AskedClient, type Mode } from '../helpers/asking.js';
+import { ASKING, askedClients, callTool, serverRequestRecords, startAskingHttp, textOf, type Mode } from '../helpers/asking.js';
 import { untilAsync } from '../helpers/wait.js';
 import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
 import { SSEClientTransport as SseV1 } from '@modelcontextprotocol/sdk/client/sse.js';
@@ -22,13 +22,8 @@ describe('server requests: policy, progress, cancellation, bad input', () => {
   let gw: TestGateway;
   let base = '';
   let http: ChildProcess | undefined;
-  const clients: Client[] = [];
-  const connect = async (mode: Mode, h: AskedClient = {}, key = AGENT) => {
-    const c = await askedClient(base, key, mode, h);
-    clients.push(c);
-    return c;
-  };
-  const records = async (pred: (r: Record<string, unknown>) => boolean) => (await gw.audit()).filter((r) => r['event'] === 'server_request' && pred(r));
+  const { connect, closeAll } = askedClients(() => base, AGENT);
+  const records = (pred: (r: Record<string, unknown>) => boolean) => serverRequestRecords(gw, pred);
   const last = async (pred: (r: Record<string, unknown>) => boolean) => (await records(pred)).at(-1);
 
   beforeAll(async () => {
@@ -56,7 +51,7 @@ describe('server requests: policy, progress, cancellation, bad input', () => {
   }, 40_000);
 
   afterAll(async () => {
-    await Promise.all(clients.map((c) => c.close().catch(() => undefined)));
+    await closeAll();
     await gw?.close();
     http?.kill('SIGKILL');
   });

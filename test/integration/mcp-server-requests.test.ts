@@ -1,8 +1,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Client } from '@modelcontextprotocol/client';
 import { startGateway, type TestGateway } from '../helpers/app.js';
-import { ASKING, askedClient, callTool, startAskingHttp, textOf, type AskedClient, type Mode } from '../helpers/asking.js';
+import { ASKING, askedClients, callTool, serverRequestRecords, startAskingHttp, textOf, type AskedClient, type Mode } from '../helpers/asking.js';
 import { EVERYTHING } from '../helpers/processes.js';
 import { untilAsync } from '../helpers/wait.js';
 
@@ -22,13 +21,8 @@ describe('sampling, elicitation and roots requests through the pool', () => {
   let gw: TestGateway;
   let base = '';
   const children: ChildProcess[] = [];
-  const clients: Client[] = [];
-  const connect = async (mode: Mode, h: AskedClient = {}, key = AGENT) => {
-    const c = await askedClient(base, key, mode, h);
-    clients.push(c);
-    return c;
-  };
-  const records = async (pred: (r: Record<string, unknown>) => boolean) => (await gw.audit()).filter((r) => r['event'] === 'server_request' && pred(r));
+  const { connect, closeAll } = askedClients(() => base, AGENT);
+  const records = (pred: (r: Record<string, unknown>) => boolean) => serverRequestRecords(gw, pred);
 
   beforeAll(async () => {
     const tools: Record<string, unknown> = {};
@@ -48,7 +42,7 @@ describe('sampling, elicitation and roots requests through the pool', () => {
   }, 40_000);
 
   afterAll(async () => {
-    await Promise.all(clients.map((c) => c.close().catch(() => undefined)));
+    await closeAll();
     await gw?.close();
     for (const c of children) c.kill('SIGKILL');
   });
