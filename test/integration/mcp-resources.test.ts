@@ -2,8 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { startGateway, type TestGateway } from '../helpers/app.js';
+import { listAllResources, mcpClients } from '../helpers/passthrough.js';
 import { EVERYTHING, FILESYSTEM } from '../helpers/processes.js';
 import { untilAsync } from '../helpers/wait.js';
 
@@ -14,32 +14,13 @@ const ALL = 'res-all-key-000000001';
 const NARROW = 'res-narrow-key-000002';
 const STATIC = 'res-static-key-000003';
 const node = process.execPath;
-type Era = 'legacy' | 'modern';
 
 describe('resources through /mcp', () => {
   let gw: TestGateway;
   let base = '';
-  const open: Client[] = [];
-
-  async function connect(era: Era, key = ALL): Promise<Client> {
-    const client = new Client({ name: 'res-test', version: '1.0.0' }, era === 'modern' ? { versionNegotiation: { mode: { pin: '2026-07-28' } } } : {});
-    await client.connect(new StreamableHTTPClientTransport(new URL(`${base}/mcp`), { requestInit: { headers: { authorization: `Bearer ${key}` } } }));
-    open.push(client);
-    return client;
-  }
-
-  async function listAll(c: Client): Promise<{ uri: string; name: string }[]> {
-    const out: { uri: string; name: string }[] = [];
-    let cursor: string | undefined;
-    let pages = 0;
-    do {
-      const r = await c.listResources(cursor === undefined ? {} : { cursor }, { cacheMode: 'bypass' });
-      out.push(...r.resources);
-      cursor = r.nextCursor;
-      pages++;
-    } while (cursor !== undefined && pages < 50);
-    return out;
-  }
+  const clients = mcpClients(() => base, 'res-test');
+  const connect = (era: 'legacy' | 'modern', key = ALL) => clients.connect(era, key);
+  const listAll = listAllResources;
 
   beforeAll(async () => {
     const files = mkdtempSync(join(tmpdir(), 'toolgate-res-files-'));
@@ -63,7 +44,7 @@ describe('resources through /mcp', () => {
     base = await gw.app.listen({ port: 0, host: '127.0.0.1' });
   }, 60000);
   afterAll(async () => {
-    await Promise.all(open.map((c) => c.close().catch(() => undefined)));
+    await clients.closeAll();
     await gw?.close();
   });
 
