@@ -1,4 +1,5 @@
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { startGateway, type TestGateway, type TestGatewayOptions } from './app.js';
 
 // The v2 SDK clients of the passthrough tests (resources, prompts, the red-team file): one per era
 // and key against a gateway's /mcp, every one closed at the end.
@@ -40,4 +41,28 @@ export async function listAllResources(c: Client): Promise<{ uri: string; name: 
     pages++;
   } while (cursor !== undefined && pages < 50);
   return out;
+}
+
+/** A gateway listening on 127.0.0.1 (port 0) with the clients of its passthrough tests. */
+export interface PassthroughGateway {
+  gw: TestGateway;
+  base: string;
+  clients: McpClients;
+  /** Closes the clients, then the gateway. */
+  close(): Promise<void>;
+}
+
+export async function startPassthroughGateway(opts: TestGatewayOptions, clientName: string): Promise<PassthroughGateway> {
+  const gw = await startGateway(opts);
+  const base = await gw.app.listen({ port: 0, host: '127.0.0.1' });
+  const clients = mcpClients(() => base, clientName);
+  return {
+    gw,
+    base,
+    clients,
+    async close() {
+      await clients.closeAll();
+      await gw.close();
+    },
+  };
 }

@@ -4,10 +4,10 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-import { startGateway, type TestGateway } from '../helpers/app.js';
+import type { TestGateway } from '../helpers/app.js';
 import { askedClient, callTool, textOf } from '../helpers/asking.js';
 import { rawMcpSession } from '../helpers/mcp-raw.js';
-import { listAllResources, mcpClients, type Era } from '../helpers/passthrough.js';
+import { listAllResources, startPassthroughGateway, type Era, type PassthroughGateway } from '../helpers/passthrough.js';
 import { EVERYTHING, FILESYSTEM } from '../helpers/processes.js';
 import { untilAsync } from '../helpers/wait.js';
 
@@ -37,7 +37,8 @@ describe('passthrough red team', () => {
   let root = '';
   let lateLog = '';
   const sent: { server: string; message: Record<string, unknown> }[] = [];
-  const clients = mcpClients(() => base, 'prt-test');
+  let t: PassthroughGateway | undefined;
+  const clients = { connect: (era: Era, key: string) => t!.clients.connect(era, key) };
   const extra: Client[] = [];
   /** What the pool sent to a server since `from` (a mark from `mark()`), by method. */
   const mark = () => sent.length;
@@ -48,7 +49,7 @@ describe('passthrough red team', () => {
     root = mkdtempSync(join(tmpdir(), 'toolgate-prt-root-'));
     writeFileSync(join(root, 'inside.txt'), 'inside');
     lateLog = join(mkdtempSync(join(tmpdir(), 'toolgate-prt-late-')), 'late.jsonl');
-    gw = await startGateway({
+    t = await startPassthroughGateway({
       config: {
         auth: { keys: [{ id: 'alice', key: ALICE, roles: ['agent'] }, { id: 'bob', key: BOB, roles: ['agent'] }] },
         mcp: { resources: { maxSubscriptionsPerSession: 3 } },
@@ -62,13 +63,12 @@ describe('passthrough red team', () => {
       mcpTrace: (server, direction, message) => {
         if (direction === 'out') sent.push({ server, message: message as Record<string, unknown> });
       },
-    });
-    base = await gw.app.listen({ port: 0, host: '127.0.0.1' });
+    }, 'prt-test');
+    ({ gw, base } = t);
   }, 60000);
   afterAll(async () => {
-    await clients.closeAll();
     await Promise.all(extra.map((c) => c.close().catch(() => undefined)));
-    await gw?.close();
+    await t?.close();
   });
 
   const reads = async (uri: string) => (await gw.audit()).filter((r) => r['mcpMethod'] === 'resources/read' && r['uri'] === uri);

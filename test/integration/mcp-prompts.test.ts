@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fileURLToPath } from 'node:url';
-import { startGateway, type TestGateway } from '../helpers/app.js';
-import { mcpClients } from '../helpers/passthrough.js';
+import type { TestGateway } from '../helpers/app.js';
+import { startPassthroughGateway, type Era, type PassthroughGateway } from '../helpers/passthrough.js';
 import { EVERYTHING } from '../helpers/processes.js';
 import { untilAsync } from '../helpers/wait.js';
 
@@ -20,12 +20,11 @@ const everything = (name: string, extra: Record<string, unknown> = {}) => ({ kin
 
 describe('prompts, completions and logging through /mcp', () => {
   let gw: TestGateway;
-  let base = '';
-  const clients = mcpClients(() => base, 'prm-test');
-  const connect = (era: 'legacy' | 'modern', key = ALL) => clients.connect(era, key);
+  let t: PassthroughGateway | undefined;
+  const connect = (era: Era, key = ALL) => t!.clients.connect(era, key);
 
   beforeAll(async () => {
-    gw = await startGateway({
+    t = await startPassthroughGateway({
       config: {
         auth: {
           keys: [
@@ -43,12 +42,11 @@ describe('prompts, completions and logging through /mcp', () => {
         // (fx.yaml comes before plain.yaml: fx keeps them).
         'fx.yaml': { kind: 'mcp-server', name: 'fx', prefix: '', transport: 'stdio', command: node, args: [FIXTURE], prestart: true },
       },
-    });
-    base = await gw.app.listen({ port: 0, host: '127.0.0.1' });
+    }, 'prm-test');
+    gw = t.gw;
   }, 60000);
   afterAll(async () => {
-    await clients.closeAll();
-    await gw?.close();
+    await t?.close();
   });
 
   for (const era of ['legacy', 'modern'] as const) {

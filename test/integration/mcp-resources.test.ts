@@ -2,8 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startGateway, type TestGateway } from '../helpers/app.js';
-import { listAllResources, mcpClients } from '../helpers/passthrough.js';
+import type { TestGateway } from '../helpers/app.js';
+import { listAllResources, startPassthroughGateway, type Era, type PassthroughGateway } from '../helpers/passthrough.js';
 import { EVERYTHING, FILESYSTEM } from '../helpers/processes.js';
 import { untilAsync } from '../helpers/wait.js';
 
@@ -17,15 +17,14 @@ const node = process.execPath;
 
 describe('resources through /mcp', () => {
   let gw: TestGateway;
-  let base = '';
-  const clients = mcpClients(() => base, 'res-test');
-  const connect = (era: 'legacy' | 'modern', key = ALL) => clients.connect(era, key);
+  let t: PassthroughGateway | undefined;
+  const connect = (era: Era, key = ALL) => t!.clients.connect(era, key);
   const listAll = listAllResources;
 
   beforeAll(async () => {
     const files = mkdtempSync(join(tmpdir(), 'toolgate-res-files-'));
     writeFileSync(join(files, 'hello.txt'), 'hello');
-    gw = await startGateway({
+    t = await startPassthroughGateway({
       config: {
         auth: {
           keys: [
@@ -40,12 +39,11 @@ describe('resources through /mcp', () => {
         'everything.yaml': { kind: 'mcp-server', name: 'every_thing', transport: 'stdio', command: node, args: [EVERYTHING, 'stdio'], prestart: true, resources: { exclude: ['demo://resource/static/document/extension.md'] }, overrides: { 'gzip-file-as-resource': { confirm: false } } },
         'files.yaml': { kind: 'mcp-server', name: 'files', transport: 'stdio', command: node, args: [FILESYSTEM, files], prestart: true },
       },
-    });
-    base = await gw.app.listen({ port: 0, host: '127.0.0.1' });
+    }, 'res-test');
+    gw = t.gw;
   }, 60000);
   afterAll(async () => {
-    await clients.closeAll();
-    await gw?.close();
+    await t?.close();
   });
 
   for (const era of ['legacy', 'modern'] as const) {
