@@ -1,4 +1,6 @@
 import { mkdtempSync, readFileSync, writeFileSync, existsSync } from 'node:fs';
+import { stringify } from 'yaml';
+import { runCheck } from '../../src/cli/run.js';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -15,6 +17,7 @@ import { untilAsync } from '../helpers/wait.js';
 // server-filesystem, the fixtures passthrough-server.mjs and late-sampler-server.mjs): each is
 // refused with the specification's error, audited where it reached a server, sent to no server
 // it does not belong to (every message the pool sends is traced), and reaches no other caller.
+// Last, two servers without prefix giving one name: `toolgate check --connect` reports the clash.
 
 const ALICE = 'prt-alice-key-00000001';
 const BOB = 'prt-bob-key-000000002';
@@ -217,5 +220,21 @@ describe('passthrough red team', () => {
     await (alice.transport as StreamableHTTPClientTransport).terminateSession();
     await untilAsync(async () => sentSince(from, 'resources/unsubscribe').length > 0, 'released by its owner', 10000);
     expect(sentSince(from, 'resources/unsubscribe').map(uriOf)).toEqual([DOC]);
+  }, 30000);
+});
+
+describe('toolgate check --connect: servers without prefix that clash', () => {
+  it('reports a URI and a prompt name two such servers give as errors of the later file; the first has none', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'toolgate-prt-check-'));
+    // server-everything and the fixture both give demo://resource/static/document/architecture.md and simple-prompt.
+    writeFileSync(join(dir, 'a-ev.yaml'), stringify({ kind: 'mcp-server', name: 'ev', prefix: '', transport: 'stdio', command: node, args: [EVERYTHING, 'stdio'] }));
+    writeFileSync(join(dir, 'b-fx.yaml'), stringify({ kind: 'mcp-server', name: 'fx', prefix: '', transport: 'stdio', command: node, args: [FIXTURE] }));
+    const report = await runCheck({ toolsDir: dir, env: {}, connectTimeoutMs: 10000 });
+    expect(report.ok).toBe(false);
+    expect(report.errors.filter((e) => e.file.endsWith('a-ev.yaml'))).toEqual([]);
+    expect(report.errors.filter((e) => e.file.endsWith('b-fx.yaml')).map((e) => e.message).sort()).toEqual([
+      expect.stringContaining("prompt 'simple-prompt' clashes with the one MCP server 'ev'"),
+      expect.stringContaining("resource 'demo://resource/static/document/architecture.md' clashes with the one MCP server 'ev'"),
+    ]);
   }, 30000);
 });
