@@ -1,3 +1,5 @@
+import { passthroughClashes } from '../mcp/import.js';
+import { listPassthroughNames, type PassthroughNames } from '../mcp/passthrough.js';
 import { McpPool } from '../mcp/pool.js';
 import type { McpServerEntry } from '../tools/mcp-file.js';
 import type { FileProblem } from '../util/source.js';
@@ -6,7 +8,8 @@ import type { ConnectResult } from './types.js';
 /**
  * `toolgate check --connect`: starts every declared MCP server once, in parallel, bounded by
  * `timeoutMs` each (no retry), lists its tools and ends it. A server that does not come up is an
- * error naming the cause, as GET /admin/mcp would show it.
+ * error naming the cause, as GET /admin/mcp would show it. Servers with `prefix: ""` that give
+ * one resource URI, template or prompt name are errors of the later file, as a reload reports them.
  */
 export async function connectOnce(
   servers: readonly McpServerEntry[],
@@ -18,6 +21,7 @@ export async function connectOnce(
   );
   const results = new Map<string, ConnectResult>();
   const errors: FileProblem[] = [];
+  const names = new Map<string, PassthroughNames>();
   try {
     await pool.start();
     await Promise.all(
@@ -34,6 +38,10 @@ export async function connectOnce(
             },
           );
         }
+        if (error === undefined && (spec.prefix ?? spec.name) === '') {
+          const session = await pool.upstream(spec.name, Date.now() + opts.timeoutMs).catch(() => undefined);
+          if (session) names.set(spec.name, await listPassthroughNames(session.sdk, opts.timeoutMs));
+        }
         const protocolVersion = pool.status(spec.name)?.protocolVersion;
         if (error !== undefined) {
           results.set(spec.name, { ok: false, error });
@@ -43,6 +51,7 @@ export async function connectOnce(
         }
       }),
     );
+    errors.push(...passthroughClashes(servers.map((entry) => ({ entry, names: names.get(entry.spec.name) }))));
   } finally {
     await pool.close();
   }

@@ -54,10 +54,34 @@ export class PassthroughHub {
     this.sweeper = setInterval(() => this.sweep(), 30_000).unref();
   }
 
+  /**
+   * A new session's Server. Its passthrough state ends with it: every way a session ends (DELETE,
+   * the transport closing, eviction of a caller's oldest or an idle one, a /sse stream closing,
+   * a request that opened no session) closes its Server, which detaches it here.
+   */
   attach(server: Server, caller: Caller): Downstream {
     const d: Downstream = { server, caller, subscriptions: new Map(), level: undefined };
     this.sessions.add(d);
+    const close = server.close.bind(server);
+    server.close = async () => {
+      this.detach(d);
+      await close();
+    };
     return d;
+  }
+
+  /** Releases the session's subscriptions (upstream unsubscribe where no other holder is left) and forgets it. */
+  detach(d: Downstream): void {
+    if (!this.sessions.delete(d)) return;
+    for (const { server, upstream } of d.subscriptions.values()) this.release(server, upstream);
+    d.subscriptions.clear();
+  }
+
+  /** Sessions attached now, and URIs held upstream per server (tests: nothing is left behind). */
+  get stats(): { sessions: number; held: Record<string, string[]> } {
+    const held: Record<string, string[]> = {};
+    for (const [server, uris] of this.held) if (uris.size > 0) held[server] = [...uris.keys()];
+    return { sessions: this.sessions.size, held };
   }
 
   close(): void {
@@ -178,12 +202,10 @@ export class PassthroughHub {
     }
   }
 
-  /** A session whose server has no transport any more ended: its subscriptions are released. */
+  /** A session whose server has no transport any more ended (closed without close(), e.g. its transport closed itself). */
   private isClosed(d: Downstream): boolean {
     if (!this.connected.has(d.server)) return false; // not connected yet (being opened)
-    this.sessions.delete(d);
-    for (const { server, upstream } of d.subscriptions.values()) this.release(server, upstream);
-    d.subscriptions.clear();
+    this.detach(d);
     return true;
   }
 

@@ -2,7 +2,7 @@ import { ProtocolError, ProtocolErrorCode, type Server, type ServerCapabilities 
 import type { Caller } from '../auth/caller.js';
 import type { Gateway } from '../gateway.js';
 import { PassthroughHub, type ModernNotifier } from './hub.js';
-import { UpstreamCatalog, type ServerView } from './upstream.js';
+import { UpstreamCatalog } from './upstream.js';
 import { registerResources, route } from './resources.js';
 import { registerPrompts } from './prompts.js';
 import type { Era } from './server.js';
@@ -23,11 +23,10 @@ export class Passthrough {
   readonly catalog: UpstreamCatalog;
   readonly hub: PassthroughHub;
   readonly limits: { maxReadBytes: number; maxSubscriptionsPerSession: number };
-  private readonly said = new Set<string>();
 
   constructor(
     readonly gw: Gateway,
-    private readonly log: { warn(obj: object, msg: string): void },
+    log: { warn(obj: object, msg: string): void },
   ) {
     this.limits = gw.config.mcp.resources;
     const warn = (msg: string, fields: object) => log.warn(fields, msg);
@@ -45,15 +44,6 @@ export class Passthrough {
   /** 2026-07-28 listen streams hear list changes and updates through this. */
   set modern(n: ModernNotifier) {
     this.hub.modern = n;
-  }
-
-  /** A name or URI two servers without prefix both give: served by neither; logged once. Returns true (it is ambiguous). */
-  ambiguous(view: ServerView, name: string): boolean {
-    if (!this.said.has(name)) {
-      this.said.add(name);
-      this.log.warn({ server: view.name, name }, 'not served through /mcp: two MCP servers without prefix give the same resource URI or prompt name (set a prefix on one)');
-    }
-    return true;
   }
 
   /** Registers the passthrough's handlers on one MCP server instance for `caller`. */

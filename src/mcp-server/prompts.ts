@@ -1,11 +1,11 @@
-import { ProtocolError, ProtocolErrorCode, type CompleteResult, type GetPromptResult, type Prompt, type Server } from '@modelcontextprotocol/server';
+import { ProtocolError, ProtocolErrorCode, UriTemplate, type CompleteResult, type GetPromptResult, type Prompt, type Server } from '@modelcontextprotocol/server';
 import type { Caller } from '../auth/caller.js';
 import type { Passthrough } from './passthrough.js';
 import type { ServerView } from './upstream.js';
-import { gatewayTemplate } from './uris.js';
-import { seesPrompt, seesResource } from './visibility.js';
+import { hasTraversal } from './uris.js';
+import { seesPrompt } from './visibility.js';
 import { auditPassthrough } from './passthrough-audit.js';
-import { page, route } from './resources.js';
+import { firstKeeps, page, route, visibleTemplates } from './resources.js';
 import { headerRecord, sessionTag, type Era } from './server.js';
 import { newId } from '../util/ids.js';
 import { describeError } from '../mcp/errors.js';
@@ -16,10 +16,8 @@ const listedName = (view: ServerView, name: string) => (view.prefix === '' ? nam
 async function visiblePrompts(p: Passthrough, caller: Caller): Promise<{ view: ServerView; prompt: Prompt; listed: string }[]> {
   const all = await p.catalog.each((v) => p.catalog.prompts(v));
   const rows = all.flatMap(({ view, items }) => items.map((prompt) => ({ view, prompt, listed: listedName(view, prompt.name) })));
-  const count = new Map<string, number>();
-  for (const r of rows) count.set(r.listed, (count.get(r.listed) ?? 0) + 1);
-  // Two servers giving one name: served by neither (said once), as with clashing tool names.
-  return rows.filter((r) => ((count.get(r.listed) ?? 0) > 1 ? !p.ambiguous(r.view, r.listed) : true) && seesPrompt(caller, r.view.prefix, r.listed));
+  // Two servers giving one name: the first in file order keeps it (the clash is reported at import).
+  return firstKeeps(rows, (r) => r.listed).filter((r) => seesPrompt(caller, r.view.prefix, r.listed));
 }
 
 const unknownPrompt = (name: string) => new ProtocolError(ProtocolErrorCode.InvalidParams, `Invalid params: unknown prompt '${name}'`);
@@ -64,23 +62,32 @@ export function registerPrompts(server: Server, p: Passthrough, caller: Caller, 
       serverName = found.view.name;
       upstreamRef = { type: 'ref/prompt', name: found.prompt.name };
     } else {
-      const all = await p.catalog.each((v) => p.catalog.templates(v));
-      const hit = all.flatMap(({ view, items }) => items.filter((t) => gatewayTemplate(view.prefix, t.template.uriTemplate) === ref.uri && seesResource(caller, view.prefix, ref.uri)).map((t) => ({ view, t })));
-      // A plain resource URI (no template) has nothing to complete; one that is not served is unknown.
-      if (hit.length !== 1) {
-        if (!(await route(p, caller, ref.uri))) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Invalid params: unknown resource template '${ref.uri}'`);
-        return { completion: { values: [], hasMore: false } };
-      }
-      const { view, t } = hit[0] as { view: ServerView; t: { template: { uriTemplate: string }; matcher: { variableNames: string[] } } };
-      if (!t.matcher.variableNames.includes(argument.name)) {
+      const target = await completedTemplate(p, caller, ref.uri);
+      if (!target) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Invalid params: unknown resource template '${ref.uri}'`);
+      // A plain resource URI (no template) has nothing to complete.
+      if (target === 'plain') return { completion: { values: [], hasMore: false } };
+      if (!new UriTemplate(target.template).variableNames.includes(argument.name)) {
         throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Invalid params: template '${ref.uri}' has no variable '${argument.name}'`);
       }
-      serverName = view.name;
-      upstreamRef = { type: 'ref/resource', uri: t.template.uriTemplate };
+      serverName = target.view.name;
+      upstreamRef = { type: 'ref/resource', uri: target.template };
     }
     const client = await p.catalog.client(serverName);
     if (!client.getServerCapabilities()?.completions) return { completion: { values: [], hasMore: false } };
     const context = req.params.context;
     return client.complete({ ref: upstreamRef, argument, ...(context ? { context } : {}) }, { timeout: 15_000, signal: ctx.mcpReq.signal });
   });
+}
+
+/**
+ * The server template a `ref/resource` names: a template as /mcp lists it, or a URI a client
+ * expanded from one (routed as a read would be); 'plain' for a URI a server lists as such.
+ */
+async function completedTemplate(p: Passthrough, caller: Caller, uri: string): Promise<{ view: ServerView; template: string } | 'plain' | undefined> {
+  const listed = (await visibleTemplates(p, caller)).find((r) => r.listed === uri);
+  if (listed) return { view: listed.view, template: listed.template.uriTemplate };
+  if (hasTraversal(uri)) return undefined;
+  const routed = await route(p, caller, uri);
+  if (!routed) return undefined;
+  return routed.template === undefined ? 'plain' : { view: routed.view, template: routed.template };
 }

@@ -2,8 +2,9 @@ import { ProtocolError, ProtocolErrorCode, ResourceNotFoundError, type ReadResou
 import type { Caller } from '../auth/caller.js';
 import type { Passthrough } from './passthrough.js';
 import type { Downstream } from './hub.js';
-import type { ServerView } from './upstream.js';
+import type { ResourceTemplate, ServerView } from './upstream.js';
 import { gatewayTemplate, gatewayUri, hasTraversal, parseGatewayUri } from './uris.js';
+import { routeOf } from './passthrough-templates.js';
 import { seesResource } from './visibility.js';
 import { auditPassthrough } from './passthrough-audit.js';
 import { capRead, isPageUri, readPage } from './read-cap.js';
@@ -30,46 +31,76 @@ export function page<T>(items: T[], cursor: string | undefined): { items: T[]; n
   return { items: items.slice(offset, end), ...(end < items.length ? { nextCursor: Buffer.from(`o${end}`, 'latin1').toString('base64url') } : {}) };
 }
 
-/** Every resource the caller may see, under the URIs /mcp lists; a URI two servers without prefix list is served by neither. */
+/**
+ * Keeps the first of items that would be listed under one name: two servers without prefix that
+ * give one URI, template or prompt name clash (reported at import against the later server's
+ * file, src/mcp/import.ts); the first in file order keeps it, so nothing is routed ambiguously.
+ */
+export function firstKeeps<T>(rows: T[], listedOf: (row: T) => string): T[] {
+  const seen = new Set<string>();
+  return rows.filter((r) => {
+    const name = listedOf(r);
+    if (seen.has(name)) return false;
+    seen.add(name);
+    return true;
+  });
+}
+
+/** Every resource the caller may see, under the URIs /mcp lists. */
 export async function visibleResources(p: Passthrough, caller: Caller): Promise<Resource[]> {
   const all = await p.catalog.each((v) => p.catalog.resources(v));
-  const count = new Map<string, number>();
-  for (const { view, items } of all) if (view.prefix === '') for (const r of items) count.set(r.uri, (count.get(r.uri) ?? 0) + 1);
-  return all.flatMap(({ view, items }) =>
-    items
-      .filter((r) => !(view.prefix === '' && (count.get(r.uri) ?? 0) > 1 && p.ambiguous(view, r.uri)))
-      .map((r) => ({ ...r, uri: gatewayUri(view.prefix, r.uri) }))
-      .filter((r) => seesResource(caller, view.prefix, r.uri)),
-  );
+  const rows = all.flatMap(({ view, items }) => items.map((r) => ({ ...r, uri: gatewayUri(view.prefix, r.uri), prefix: view.prefix })));
+  return firstKeeps(rows, (r) => r.uri)
+    .filter((r) => seesResource(caller, r.prefix, r.uri))
+    .map(({ prefix: _prefix, ...r }) => r);
+}
+
+/** Every template the caller may see, with its server and listed form. */
+export async function visibleTemplates(p: Passthrough, caller: Caller): Promise<{ view: ServerView; template: ResourceTemplate; listed: string }[]> {
+  const all = await p.catalog.each((v) => p.catalog.templates(v));
+  const rows = all.flatMap(({ view, items }) => items.map(({ template }) => ({ view, template, listed: gatewayTemplate(view.prefix, template.uriTemplate) })));
+  return firstKeeps(rows, (r) => r.listed).filter((r) => seesResource(caller, r.view.prefix, r.listed));
 }
 
 export interface Routed {
   view: ServerView;
   upstream: string;
   listed: string;
+  /** The server's template the URI was expanded from (a URI no server lists as such). */
+  template?: string;
 }
 
 /**
- * The server and its own URI for a URI /mcp listed (or a template of it gives), when the caller
- * may see it: a `toolgate://<prefix>/…` URI goes to that prefix's server, any other to the one
- * server without prefix that lists it (or whose template matches it). The URI must be one the
- * server lists or one of its served templates matches: nothing else is sent to a server.
+ * The server and its own URI for a URI /mcp listed, or one a client expanded from a listed
+ * template, when the caller may see it. A `toolgate://<prefix>/…` URI goes to that prefix's
+ * server, any other to the servers without prefix; the first (in file order) that lists the URI
+ * serves it, else the first whose template (as /mcp lists it) the URI matches, the server's URI
+ * then being what its own template gives for the same values (passthrough-templates.ts). The URI
+ * must be one a server lists or one of its served templates matches: nothing else is sent to a
+ * server, and never one with a dot segment.
  */
 export async function route(p: Passthrough, caller: Caller, uri: string): Promise<Routed | undefined> {
   const parsed = parseGatewayUri(uri);
   const views = p.catalog.servers().filter((v) => (parsed ? v.prefix === parsed.prefix : v.prefix === ''));
-  const upstream = parsed ? parsed.upstream : uri;
-  const found: Routed[] = [];
+  let fromTemplate: Routed | undefined;
   for (const view of views) {
-    if (!view.resources(upstream) || !seesResource(caller, view.prefix, uri)) continue;
+    if (!seesResource(caller, view.prefix, uri)) continue;
     try {
-      const listed = (await p.catalog.resources(view)).some((r) => r.uri === upstream);
-      if (listed || (await p.catalog.templates(view)).some((t) => t.matcher.match(upstream) !== null)) found.push({ view, upstream, listed: uri });
+      const own = parsed ? parsed.upstream : uri;
+      if (view.resources(own) && (await p.catalog.resources(view)).some((r) => r.uri === own)) return { view, upstream: own, listed: uri };
+      if (fromTemplate) continue;
+      for (const { template } of await p.catalog.templates(view)) {
+        const upstream = routeOf(template, view.prefix)(uri);
+        if (upstream !== undefined && !hasTraversal(upstream) && view.resources(upstream)) {
+          fromTemplate = { view, upstream, listed: uri, template: template.uriTemplate };
+          break;
+        }
+      }
     } catch {
       // a server that cannot list cannot serve the URI
     }
   }
-  return found.length === 1 ? found[0] : undefined;
+  return fromTemplate;
 }
 
 /** resources/* on one MCP server instance (both eras). */
@@ -80,10 +111,7 @@ export function registerResources(server: Server, p: Passthrough, caller: Caller
   });
 
   server.setRequestHandler('resources/templates/list', async (req) => {
-    const all = await p.catalog.each((v) => p.catalog.templates(v));
-    const listed = all.flatMap(({ view, items }) =>
-      items.map(({ template }) => ({ ...template, uriTemplate: gatewayTemplate(view.prefix, template.uriTemplate) })).filter((t) => seesResource(caller, view.prefix, t.uriTemplate)),
-    );
+    const listed = (await visibleTemplates(p, caller)).map((r) => ({ ...r.template, uriTemplate: r.listed }));
     const { items, nextCursor } = page(listed, req.params?.cursor);
     return { resourceTemplates: items, ...(nextCursor ? { nextCursor } : {}) };
   });

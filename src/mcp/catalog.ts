@@ -10,7 +10,8 @@ import { createAjv } from '../util/ajv.js';
 import { canonicalJson } from '../util/hash.js';
 import type { FileProblem } from '../util/source.js';
 import { describeError } from './errors.js';
-import { importedToolName, importServerTools, localToolName, type ImportResult } from './import.js';
+import { importedToolName, importServerTools, localToolName, passthroughClashes, type ImportResult } from './import.js';
+import { listPassthroughNames, type PassthroughNames } from './passthrough.js';
 import { PinBook, type PinChange } from './pins.js';
 import { auditFindings, omittedFindings } from './hold-view.js';
 import { findingKinds } from '../tools/definition-findings.js';
@@ -41,6 +42,8 @@ interface ServerState {
   memo: { key: string; result: ImportResult } | undefined;
   /** When its last `tools/list` began (imports are spaced by REIMPORT_SPACING_MS). */
   listedAt: number | undefined;
+  /** With `prefix: ""`: its resource URIs, templates and prompt names (clashes are problems of the later file). */
+  passthrough?: PassthroughNames | undefined;
 }
 
 /**
@@ -70,6 +73,10 @@ export class McpCatalog {
       const s = this.servers.get(server);
       if (state === 'ready' && s && !s.listing && !s.importing) this.refresh(server);
     });
+    // A server without prefix whose resources or prompts changed is imported again (its clashes may have).
+    deps.pool.on('passthrough', ({ server, notification }) => {
+      if (notification.method.endsWith('/list_changed') && this.servers.get(server)?.passthrough) this.refresh(server);
+    });
   }
 
   /**
@@ -97,6 +104,7 @@ export class McpCatalog {
         tools.push(t);
       }
     }
+    problems.push(...passthroughClashes(files.servers.map((entry) => ({ entry, names: this.servers.get(entry.spec.name)?.passthrough }))));
     return new Registry(generation, new Date().toISOString(), tools, problems, files.servers, files.warnings, files.openapi);
   }
 
@@ -189,13 +197,31 @@ export class McpCatalog {
         continue; // again if something happened meanwhile; else at the next ready state, list_changed or reload
       }
       if (s.removed || this.closed) return;
+      const names = await this.passthroughNames(s);
+      const namesChanged = canonicalJson(names ?? null) !== canonicalJson(s.passthrough ?? null);
+      s.passthrough = names;
       // A restart usually brings the same list: nothing to rebuild then.
-      if (s.listing && canonicalJson(s.listing) === canonicalJson(tools)) continue;
+      if (s.listing && canonicalJson(s.listing) === canonicalJson(tools)) {
+        if (namesChanged) await this.deps.reload();
+        continue;
+      }
       this.record(s, s.pins.observe(tools, s.entry.spec.trustChanges ?? false, s.entry.spec.acceptDefinitions));
       s.listing = tools;
       s.served = false;
       await this.deps.reload();
     } while (s.again && !s.removed && !this.closed);
+  }
+
+  /** A server without prefix: what it gives through /mcp under its own names (undefined for others, or when it cannot say). */
+  private async passthroughNames(s: ServerState): Promise<PassthroughNames | undefined> {
+    if ((s.entry.spec.prefix ?? s.entry.spec.name) !== '') return undefined;
+    const timeout = this.deps.listTimeoutMs ?? 30000;
+    try {
+      const session = await this.deps.pool.upstream(s.entry.spec.name, Date.now() + timeout);
+      return await listPassthroughNames(session.sdk, timeout);
+    } catch {
+      return s.passthrough;
+    }
   }
 
   /**

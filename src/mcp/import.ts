@@ -11,6 +11,7 @@ import type { CompiledTool } from '../tools/types.js';
 import { sha256Hex } from '../util/hash.js';
 import { toPointer, type FileProblem } from '../util/source.js';
 import type { ListedTool } from './pins.js';
+import type { PassthroughNames } from './passthrough.js';
 
 export interface ImportContext {
   readonly defaults: Config['defaults'];
@@ -147,4 +148,45 @@ export function importServerTools(entry: McpServerEntry, listed: readonly Listed
     });
   }
   return { tools, problems };
+}
+
+// ---- Clashes of servers without prefix (resources, templates, prompts): reported like tool name clashes.
+
+/** The server file's `resources` / `prompts` include/exclude globs, on the server's own names. */
+function passes(filter: { include?: string[] | undefined; exclude?: string[] | undefined } | undefined, own: string): boolean {
+  const matches = (globs: readonly string[] | undefined) => (globs ?? []).some((g) => globToRegExp(g).test(own));
+  return (filter?.include === undefined || matches(filter.include)) && !matches(filter?.exclude);
+}
+
+/**
+ * Two servers with `prefix: ""` giving one resource URI, resource template or prompt name: a
+ * problem on the later server's file (file order); the first keeps it and /mcp serves it from
+ * there (src/mcp-server/resources.ts firstKeeps), so nothing is routed ambiguously.
+ */
+export function passthroughClashes(servers: readonly { entry: McpServerEntry; names: PassthroughNames | undefined }[]): FileProblem[] {
+  const problems: FileProblem[] = [];
+  const owners = new Map<string, McpServerEntry>();
+  const kinds = [
+    ['resources', 'resource', 'resources'],
+    ['templates', 'resource template', 'resources'],
+    ['prompts', 'prompt', 'prompts'],
+  ] as const;
+  for (const { entry, names } of servers) {
+    if ((entry.spec.prefix ?? entry.spec.name) !== '' || !names) continue;
+    for (const [kind, what, filter] of kinds) {
+      for (const name of new Set(names[kind])) {
+        if (!passes(entry.spec[filter], name)) continue;
+        const key = `${kind}\u0000${name}`;
+        const first = owners.get(key);
+        if (!first) {
+          owners.set(key, entry);
+          continue;
+        }
+        const line = entry.lineOf(entry.pointer);
+        const message = `${what} '${name}' clashes with the one MCP server '${first.spec.name}' (${first.file}) gives without prefix: served from there; set a prefix on one, or exclude it`;
+        problems.push(line === undefined ? { file: entry.file, path: entry.pointer, message } : { file: entry.file, line, path: entry.pointer, message });
+      }
+    }
+  }
+  return problems;
 }

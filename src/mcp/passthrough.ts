@@ -47,3 +47,39 @@ export function listenFilter(client: Client, resourceSubscriptions: readonly str
     ...(caps?.resources?.subscribe && resourceSubscriptions.length > 0 ? { resourceSubscriptions: [...resourceSubscriptions] } : {}),
   };
 }
+
+/** What a server without prefix gives through /mcp under its own names: checked for clashes at import (import.ts). */
+export interface PassthroughNames {
+  resources: string[];
+  templates: string[];
+  prompts: string[];
+}
+
+const LIST_PAGES = 100;
+
+async function allPages<T>(one: (cursor: string | undefined) => Promise<[T[], string | undefined]>): Promise<T[]> {
+  const out: T[] = [];
+  const seen = new Set<string>();
+  let cursor: string | undefined;
+  for (let i = 0; i < LIST_PAGES; i++) {
+    const [items, next] = await one(cursor);
+    out.push(...items);
+    if (next === undefined || seen.has(next)) break;
+    seen.add(next);
+    cursor = next;
+  }
+  return out;
+}
+
+/** The server's resource URIs, templates and prompt names (what its capabilities offer; a list that fails is empty). */
+export async function listPassthroughNames(client: Client, timeout: number): Promise<PassthroughNames> {
+  const caps = client.getServerCapabilities();
+  const opts = { timeout, cacheMode: 'bypass' as const };
+  const at = (cursor: string | undefined) => (cursor === undefined ? {} : { cursor });
+  const [resources, templates, prompts] = await Promise.all([
+    caps?.resources ? allPages((c) => client.listResources(at(c), opts).then((r) => [r.resources.map((x) => x.uri), r.nextCursor])).catch(() => []) : [],
+    caps?.resources ? allPages((c) => client.listResourceTemplates(at(c), opts).then((r) => [r.resourceTemplates.map((x) => x.uriTemplate), r.nextCursor])).catch(() => []) : [],
+    caps?.prompts ? allPages((c) => client.listPrompts(at(c), opts).then((r) => [r.prompts.map((x) => x.name), r.nextCursor])).catch(() => []) : [],
+  ]);
+  return { resources, templates, prompts };
+}

@@ -1,57 +1,52 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fileURLToPath } from 'node:url';
-import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-import { startGateway, type TestGateway } from '../helpers/app.js';
+import type { TestGateway } from '../helpers/app.js';
+import { startPassthroughGateway, type Era, type PassthroughGateway } from '../helpers/passthrough.js';
 import { EVERYTHING } from '../helpers/processes.js';
 import { untilAsync } from '../helpers/wait.js';
 
 // Prompts, completions and logging of server-everything through /mcp with the v2 SDK client in
 // both eras; a server with `prefix: ""` (names and URIs unchanged); two such servers giving the
-// same names (served by neither); visibility per key; unknown prompts and arguments.
+// same names (the first file keeps them, the later one's file has the problem); visibility per
+// key; unknown prompts and arguments.
 
 const ALL = 'prm-all-key-000000001';
 const NARROW = 'prm-narrow-key-000002';
 const GLOBS = 'prm-globs-key-0000003';
+const ADMIN = 'prm-admin-key-0000004';
 const node = process.execPath;
 const FIXTURE = fileURLToPath(new URL('../fixtures/mcp/passthrough-server.mjs', import.meta.url));
-type Era = 'legacy' | 'modern';
 const everything = (name: string, extra: Record<string, unknown> = {}) => ({ kind: 'mcp-server', name, transport: 'stdio', command: node, args: [EVERYTHING, 'stdio'], prestart: true, ...extra });
 
 describe('prompts, completions and logging through /mcp', () => {
   let gw: TestGateway;
-  let base = '';
-  const open: Client[] = [];
-
-  async function connect(era: Era, key = ALL): Promise<Client> {
-    const client = new Client({ name: 'prm-test', version: '1.0.0' }, era === 'modern' ? { versionNegotiation: { mode: { pin: '2026-07-28' } } } : {});
-    await client.connect(new StreamableHTTPClientTransport(new URL(`${base}/mcp`), { requestInit: { headers: { authorization: `Bearer ${key}` } } }));
-    open.push(client);
-    return client;
-  }
+  let t: PassthroughGateway | undefined;
+  const connect = (era: Era, key = ALL) => t!.clients.connect(era, key);
 
   beforeAll(async () => {
-    gw = await startGateway({
+    t = await startPassthroughGateway({
       config: {
         auth: {
           keys: [
             { id: 'all', key: ALL, roles: ['agent'] },
             { id: 'narrow', key: NARROW, roles: ['agent'], tools: ['ev.echo'] },
             { id: 'globs', key: GLOBS, roles: ['agent'], tools: ['ev.echo'], prompts: ['ev.simple-*'] },
+            { id: 'admin', key: ADMIN, roles: ['admin'] },
           ],
         },
       },
       tools: {
         'ev.yaml': everything('ev', { prompts: { exclude: ['resource-prompt'] } }),
         'plain.yaml': everything('plain', { prefix: '' }),
-        // A v2-SDK server (2026-07-28 upstream) without prefix too: it gives one URI and one prompt name as `plain` does.
+        // A v2-SDK server (2026-07-28 upstream) without prefix too: it gives one URI and one prompt name as `plain` does
+        // (fx.yaml comes before plain.yaml: fx keeps them).
         'fx.yaml': { kind: 'mcp-server', name: 'fx', prefix: '', transport: 'stdio', command: node, args: [FIXTURE], prestart: true },
       },
-    });
-    base = await gw.app.listen({ port: 0, host: '127.0.0.1' });
+    }, 'prm-test');
+    gw = t.gw;
   }, 60000);
   afterAll(async () => {
-    await Promise.all(open.map((c) => c.close().catch(() => undefined)));
-    await gw?.close();
+    await t?.close();
   });
 
   for (const era of ['legacy', 'modern'] as const) {
@@ -60,14 +55,14 @@ describe('prompts, completions and logging through /mcp', () => {
       const names = (await c.listPrompts({}, { cacheMode: 'bypass' })).prompts.map((p) => p.name);
       expect(names).toEqual(expect.arrayContaining(['ev.simple-prompt', 'ev.args-prompt', 'ev.completable-prompt', 'args-prompt', 'resource-prompt', 'fixture-prompt']));
       expect(names).not.toContain('ev.resource-prompt'); // the server file's exclude
-      expect(names).not.toContain('simple-prompt'); // two servers without prefix give it: served by neither
+      expect(names.filter((n) => n === 'simple-prompt')).toHaveLength(1); // two servers without prefix give it: the first file's
       const got = await c.getPrompt({ name: 'ev.args-prompt', arguments: { city: 'Lisbon', state: 'Lx' } });
       expect(JSON.stringify(got.messages)).toContain('Lisbon');
       const plain = await c.getPrompt({ name: 'args-prompt', arguments: { city: 'Faro' } });
       expect(JSON.stringify(plain.messages)).toContain('Faro');
       const fx = await c.getPrompt({ name: 'fixture-prompt', arguments: { topic: 'gateways' } });
       expect(JSON.stringify(fx.messages)).toContain('Tell me about gateways');
-      await expect(c.getPrompt({ name: 'simple-prompt' })).rejects.toMatchObject({ code: -32602 });
+      expect(JSON.stringify((await c.getPrompt({ name: 'simple-prompt' })).messages)).toContain('clash'); // fx's, not plain's
     });
 
     it(`${era}: completion/complete for a prompt argument and a resource template goes to the owning server; unknown ones are invalid params`, async () => {
@@ -103,7 +98,7 @@ describe('prompts, completions and logging through /mcp', () => {
     expect(JSON.stringify(rec)).not.toContain('Secretcity');
   });
 
-  it('prefix "": resources pass with their own URIs, routed by which server listed them; a URI two such servers list is served by neither', async () => {
+  it('prefix "": resources pass with their own URIs, routed by which server listed them; a URI two such servers list is the first file\'s, the clash a problem of the later file', async () => {
     const c = await connect('legacy');
     const uris: string[] = [];
     let cursor: string | undefined;
@@ -114,12 +109,18 @@ describe('prompts, completions and logging through /mcp', () => {
     } while (cursor !== undefined);
     expect(uris).toContain('demo://resource/static/document/how-it-works.md');
     expect(uris).toContain('fixture://note');
-    expect(uris).not.toContain('demo://resource/static/document/architecture.md');
+    expect(uris.filter((u) => u === 'demo://resource/static/document/architecture.md')).toHaveLength(1);
     const read = await c.readResource({ uri: 'demo://resource/static/document/how-it-works.md' }, { cacheMode: 'bypass' });
     expect(read.contents[0]?.uri).toBe('demo://resource/static/document/how-it-works.md');
     const note = await c.readResource({ uri: 'fixture://note' }, { cacheMode: 'bypass' });
     expect(note.contents[0]).toMatchObject({ uri: 'fixture://note', text: 'a note from the fixture' });
-    await expect(c.readResource({ uri: 'demo://resource/static/document/architecture.md' }, { cacheMode: 'bypass' })).rejects.toMatchObject({ code: -32602 });
+    const clash = await c.readResource({ uri: 'demo://resource/static/document/architecture.md' }, { cacheMode: 'bypass' });
+    expect(clash.contents[0]).toMatchObject({ text: 'not the real one' }); // fx's (fx.yaml is first)
+    const reload = await gw.app.inject({ method: 'GET', url: '/admin/reload', headers: { authorization: `Bearer ${ADMIN}` } });
+    const errors = (reload.json() as { errors: { file: string; message: string }[] }).errors;
+    const onPlain = errors.filter((e) => e.file.endsWith('plain.yaml')).map((e) => e.message);
+    expect(onPlain).toEqual(expect.arrayContaining([expect.stringContaining("resource 'demo://resource/static/document/architecture.md' clashes with the one MCP server 'fx'"), expect.stringContaining("prompt 'simple-prompt' clashes")]));
+    expect(errors.filter((e) => e.file.endsWith('fx.yaml'))).toEqual([]);
   });
 
   it('logging: a session that set a level hears the server\'s messages; one that did not, or cannot see the server, hears none', async () => {

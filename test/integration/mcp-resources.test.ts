@@ -2,8 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-import { startGateway, type TestGateway } from '../helpers/app.js';
+import type { TestGateway } from '../helpers/app.js';
+import { listAllResources, startPassthroughGateway, type Era, type PassthroughGateway } from '../helpers/passthrough.js';
 import { EVERYTHING, FILESYSTEM } from '../helpers/processes.js';
 import { untilAsync } from '../helpers/wait.js';
 
@@ -14,37 +14,17 @@ const ALL = 'res-all-key-000000001';
 const NARROW = 'res-narrow-key-000002';
 const STATIC = 'res-static-key-000003';
 const node = process.execPath;
-type Era = 'legacy' | 'modern';
 
 describe('resources through /mcp', () => {
   let gw: TestGateway;
-  let base = '';
-  const open: Client[] = [];
-
-  async function connect(era: Era, key = ALL): Promise<Client> {
-    const client = new Client({ name: 'res-test', version: '1.0.0' }, era === 'modern' ? { versionNegotiation: { mode: { pin: '2026-07-28' } } } : {});
-    await client.connect(new StreamableHTTPClientTransport(new URL(`${base}/mcp`), { requestInit: { headers: { authorization: `Bearer ${key}` } } }));
-    open.push(client);
-    return client;
-  }
-
-  async function listAll(c: Client): Promise<{ uri: string; name: string }[]> {
-    const out: { uri: string; name: string }[] = [];
-    let cursor: string | undefined;
-    let pages = 0;
-    do {
-      const r = await c.listResources(cursor === undefined ? {} : { cursor }, { cacheMode: 'bypass' });
-      out.push(...r.resources);
-      cursor = r.nextCursor;
-      pages++;
-    } while (cursor !== undefined && pages < 50);
-    return out;
-  }
+  let t: PassthroughGateway | undefined;
+  const connect = (era: Era, key = ALL) => t!.clients.connect(era, key);
+  const listAll = listAllResources;
 
   beforeAll(async () => {
     const files = mkdtempSync(join(tmpdir(), 'toolgate-res-files-'));
     writeFileSync(join(files, 'hello.txt'), 'hello');
-    gw = await startGateway({
+    t = await startPassthroughGateway({
       config: {
         auth: {
           keys: [
@@ -59,12 +39,11 @@ describe('resources through /mcp', () => {
         'everything.yaml': { kind: 'mcp-server', name: 'every_thing', transport: 'stdio', command: node, args: [EVERYTHING, 'stdio'], prestart: true, resources: { exclude: ['demo://resource/static/document/extension.md'] }, overrides: { 'gzip-file-as-resource': { confirm: false } } },
         'files.yaml': { kind: 'mcp-server', name: 'files', transport: 'stdio', command: node, args: [FILESYSTEM, files], prestart: true },
       },
-    });
-    base = await gw.app.listen({ port: 0, host: '127.0.0.1' });
+    }, 'res-test');
+    gw = t.gw;
   }, 60000);
   afterAll(async () => {
-    await Promise.all(open.map((c) => c.close().catch(() => undefined)));
-    await gw?.close();
+    await t?.close();
   });
 
   for (const era of ['legacy', 'modern'] as const) {
