@@ -1,8 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parse } from 'yaml';
 import { clientFile, NODE22 } from './clients.js';
 
 /**
@@ -59,22 +58,6 @@ export function runSuite(args: string[], o: { timeoutMs?: number; env?: Record<s
 /** Every server scenario (active and pending) of one spec version against `url`. */
 export function runServerSuite(url: string, spec: SpecVersion): Promise<SuiteRun> {
   return runSuite(['server', '--url', url, '--suite', 'all', '--spec-version', spec]);
-}
-
-/** Scenarios expected to fail, from a file in the suite's own format (`server: [names]`, `client: [names]`); none when it is absent. */
-export function expectedFailures(file: string, mode: 'server' | 'client'): Set<string> {
-  if (!existsSync(file)) return new Set();
-  const doc = (parse(readFileSync(file, 'utf8')) ?? {}) as Record<string, unknown>;
-  const list = doc[mode];
-  return new Set(Array.isArray(list) ? list.map(String) : []);
-}
-
-/** What a run says against a baseline: failures not listed, and listed scenarios that passed (stale). */
-export function judge(results: ScenarioResult[], expected: Set<string>): { unexpected: string[]; stale: string[] } {
-  return {
-    unexpected: results.filter((r) => !r.ok && !expected.has(r.scenario)).map((r) => `${r.scenario} (${r.passed} passed, ${r.failed} failed)`),
-    stale: results.filter((r) => r.ok && expected.has(r.scenario)).map((r) => r.scenario),
-  };
 }
 
 const FIXTURE = fileURLToPath(new URL('../fixtures/mcp/conformance-server.mjs', import.meta.url));
