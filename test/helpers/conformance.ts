@@ -113,3 +113,31 @@ export function cell(r: ScenarioResult | undefined): string {
   if (!r) return '-';
   return r.ok ? 'pass' : `FAIL (${r.failed}/${r.passed + r.failed})`;
 }
+
+/** The suite's client scenarios (`conformance list`, the section after "Client scenarios"). */
+export async function listClientScenarios(): Promise<string[]> {
+  const { output } = await runSuite(['list'], { timeoutMs: 60_000 });
+  const section = output.split(/^Client scenarios/m)[1] ?? '';
+  return [...section.matchAll(/^\s+- ([\w/.-]+) \[/gm)].map((m) => m[1]!);
+}
+
+/** The driver that plays the suite's client through toolgate's pool (test/clients/drivers/conformance-toolgate.mjs). */
+export const TOOLGATE_CLIENT_DRIVER = fileURLToPath(new URL('../clients/drivers/conformance-toolgate.mjs', import.meta.url));
+
+export interface ClientRun extends SuiteRun {
+  /** Checks passed and failed (`Passed: 3/3, 0 failed`); ok: all passed and the client exited 0. */
+  passed: number;
+  failed: number;
+  ok: boolean;
+}
+
+/** One client scenario with the driver as the client (`--command`, run by this process's Node, which toolgate needs). */
+export async function runClientScenario(scenario: string): Promise<ClientRun> {
+  const out = join(CONFORMANCE_RESULTS, 'client-runs');
+  const run = await runSuite(['client', '--command', `${process.execPath} ${TOOLGATE_CLIENT_DRIVER}`, '--scenario', scenario, '--timeout', '100000', '-o', out], { timeoutMs: 150_000 });
+  const m = /Passed: (\d+)\/(\d+), (\d+) failed/.exec(run.output);
+  const passed = Number(m?.[1] ?? 0);
+  const failed = Number(m?.[3] ?? 1);
+  const ok = m !== null && failed === 0 && passed > 0 && /OVERALL: PASSED/.test(run.output) && !/CLIENT EXITED WITH ERROR/.test(run.output);
+  return { ...run, passed, failed, ok };
+}
