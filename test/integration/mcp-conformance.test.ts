@@ -83,7 +83,7 @@ describe(`MCP conformance suite ${CONFORMANCE_VERSION}, server scenarios: the fi
       const d2020 = direct.byName.get('json_schema_2020_12_tool')?.inputSchema;
       expect(d2020).toMatchObject({ $schema: 'https://json-schema.org/draft/2020-12/schema', $defs: { address: {} } });
       expect(via.byName.get('json_schema_2020_12_tool')?.inputSchema).toEqual(d2020);
-      const { $schema, ...draft07 } = direct.byName.get('json_schema_draft07_tool')?.inputSchema ?? {};
+      const { $schema, ...draft07 } = (direct.byName.get('json_schema_draft07_tool')?.inputSchema ?? {}) as Record<string, unknown>;
       expect($schema).toBe('http://json-schema.org/draft-07/schema#');
       expect(via.byName.get('json_schema_draft07_tool')?.inputSchema).toEqual(draft07);
       // toolgate enforces what it lists: the draft-07 $ref into `definitions` resolves, bad arguments never reach the server.

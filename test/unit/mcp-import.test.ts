@@ -84,13 +84,13 @@ describe('importServerTools', () => {
   it('keeps a schema that declares draft 2020-12 as the server wrote it, $schema and $defs included, and validates with it', () => {
     const inputSchema = {
       $schema: 'https://json-schema.org/draft/2020-12/schema',
-      type: 'object',
+      type: 'object' as const,
       $defs: { address: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'], additionalProperties: false } },
       properties: { home: { $ref: '#/$defs/address' } },
       required: ['home'],
       additionalProperties: false,
     };
-    const outputSchema = { $schema: 'https://json-schema.org/draft/2020-12/schema#', type: 'object', properties: { ok: { type: 'boolean' } } };
+    const outputSchema = { $schema: 'https://json-schema.org/draft/2020-12/schema#', type: 'object' as const, properties: { ok: { type: 'boolean' } } };
     const [t] = importServerTools(entry({}), listedOf([tool('t', { readOnlyHint: true }, { inputSchema, outputSchema })]), ictx).tools;
     expect(t?.inputSchema).toEqual(inputSchema);
     expect(t?.outputSchema).toEqual(outputSchema);
@@ -102,7 +102,7 @@ describe('importServerTools', () => {
 
   it('sets aside a $schema of another dialect (draft-07, 2019-09, unknown): validated and listed as 2020-12', () => {
     for (const dialect of ['http://json-schema.org/draft-07/schema#', 'https://json-schema.org/draft/2019-09/schema', 'http://example.com/my-dialect']) {
-      const inputSchema = { $schema: dialect, type: 'object', definitions: { n: { type: 'number' } }, properties: { n: { $ref: '#/definitions/n' } }, required: ['n'] };
+      const inputSchema = { $schema: dialect, type: 'object' as const, definitions: { n: { type: 'number' } }, properties: { n: { $ref: '#/definitions/n' } }, required: ['n'] };
       const out = importServerTools(entry({}), listedOf([tool('t', { readOnlyHint: true }, { inputSchema })]), ictx);
       expect(out.problems, dialect).toEqual([]);
       const { $schema: _d, ...rest } = inputSchema;
