@@ -30,6 +30,9 @@ const CALLS = {
   'elicitation-sep1034-client-defaults': [{ name: 'test_client_elicitation_defaults', arguments: {} }],
   'sse-retry': [{ name: 'test_reconnection', arguments: {} }],
   'auth/client-credentials-basic': [],
+  // conformance 0.2 (alpha) scenarios: the schema toolgate listed, echoed back; the one valid tool among malformed ones.
+  'json-schema-2020-12-preservation': [{ name: 'json_schema_echo', arguments: (tools) => ({ schema: tools.get('json_schema_2020_12_tool')?.inputSchema }) }],
+  'http-invalid-tool-headers': [{ name: 'valid_tool', arguments: { region: 'us-west1' } }],
 };
 
 const freePort = () =>
@@ -118,14 +121,16 @@ try {
   const wanted = (CALLS[scenario] ?? []).map((c) => c.name);
   // Readiness waits for a prestarted server's import; a listing that lacks a tool is waited out a little (reconnects).
   let names = [];
+  let tools = new Map();
   for (let i = 0; i < 50; i++) {
-    names = (await client.listTools()).tools.map((t) => t.name);
+    tools = new Map((await client.listTools()).tools.map((t) => [t.name, t]));
+    names = [...tools.keys()];
     if (wanted.every((n) => names.includes(n))) break;
     await new Promise((r) => setTimeout(r, 100));
   }
   log(`tools via toolgate: ${names.join(', ') || '(none)'}`);
   for (const c of CALLS[scenario] ?? []) {
-    const r = await client.callTool(c);
+    const r = await client.callTool({ name: c.name, arguments: typeof c.arguments === 'function' ? c.arguments(tools) : c.arguments });
     log(`${c.name} → ${r.isError ? 'error: ' : ''}${(r.content ?? []).map((x) => x.text ?? '').join(' ')}`);
   }
   await client.close();
