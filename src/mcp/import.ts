@@ -71,9 +71,22 @@ export function annotationDefaults(def: { readonly annotations?: Hints | undefin
   return { sideEffect, idempotent: a.idempotentHint === true, known: a.idempotentHint !== undefined };
 }
 
-/** A JSON Schema without its `$schema` (servers often say draft-07; the gateway validates as 2020-12, which reads the common keywords alike). */
-function withoutDialect(schema: Record<string, unknown>): Record<string, unknown> {
-  const { $schema: _dialect, ...rest } = schema;
+/** The dialect toolgate validates schemas in (ajv's 2020 build); MCP's default since 2025-11-25 (SEP-1613). */
+const DIALECT_2020_12 = /^https:\/\/json-schema\.org\/draft\/2020-12\/schema#?$/;
+
+/**
+ * A server's schema as toolgate lists and validates it. One that declares draft 2020-12 is kept
+ * as the server wrote it, `$schema` included (SEP-1613: clients see the dialect, `$defs` and
+ * `additionalProperties` unchanged). Any other `$schema` (servers often say draft-07) is dropped:
+ * ajv 2020 knows no other meta-schema (it throws `no schema with key or ref`), so the schema is
+ * validated as 2020-12, which reads the common keywords alike, and is listed without a dialect,
+ * which MCP reads as 2020-12: what toolgate lists is what it enforces. Pins hash the server's own
+ * definition (pins.ts), so keeping or dropping `$schema` here moves no pin.
+ */
+export function gatewaySchema(schema: Record<string, unknown>): Record<string, unknown> {
+  const dialect = schema['$schema'];
+  if (dialect === undefined || (typeof dialect === 'string' && DIALECT_2020_12.test(dialect))) return schema;
+  const { $schema: _other, ...rest } = schema;
   return rest;
 }
 
@@ -88,8 +101,8 @@ function syntheticFile(spec: McpServerFile, def: Tool, name: string, override: T
     name,
     description,
     ...(title !== undefined ? { title } : {}),
-    inputSchema: withoutDialect(def.inputSchema),
-    ...(def.outputSchema ? { outputSchema: withoutDialect(def.outputSchema) } : {}),
+    inputSchema: gatewaySchema(def.inputSchema),
+    ...(def.outputSchema ? { outputSchema: gatewaySchema(def.outputSchema) } : {}),
     sideEffect: base.sideEffect,
     ...idempotent,
     ...(spec.timeoutMs !== undefined ? { timeoutMs: spec.timeoutMs } : {}),

@@ -1,8 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parse } from 'yaml';
 import { clientFile, NODE22 } from './clients.js';
 
 /**
@@ -61,22 +60,6 @@ export function runServerSuite(url: string, spec: SpecVersion): Promise<SuiteRun
   return runSuite(['server', '--url', url, '--suite', 'all', '--spec-version', spec]);
 }
 
-/** Scenarios expected to fail, from a file in the suite's own format (`server: [names]`, `client: [names]`); none when it is absent. */
-export function expectedFailures(file: string, mode: 'server' | 'client'): Set<string> {
-  if (!existsSync(file)) return new Set();
-  const doc = (parse(readFileSync(file, 'utf8')) ?? {}) as Record<string, unknown>;
-  const list = doc[mode];
-  return new Set(Array.isArray(list) ? list.map(String) : []);
-}
-
-/** What a run says against a baseline: failures not listed, and listed scenarios that passed (stale). */
-export function judge(results: ScenarioResult[], expected: Set<string>): { unexpected: string[]; stale: string[] } {
-  return {
-    unexpected: results.filter((r) => !r.ok && !expected.has(r.scenario)).map((r) => `${r.scenario} (${r.passed} passed, ${r.failed} failed)`),
-    stale: results.filter((r) => r.ok && expected.has(r.scenario)).map((r) => r.scenario),
-  };
-}
-
 const FIXTURE = fileURLToPath(new URL('../fixtures/mcp/conformance-server.mjs', import.meta.url));
 
 /** The conformance fixture server over streamable HTTP on a free port; resolves with its /mcp URL. */
@@ -129,4 +112,32 @@ export function writeTable(name: string, columns: string[], rows: TableRow[], no
 export function cell(r: ScenarioResult | undefined): string {
   if (!r) return '-';
   return r.ok ? 'pass' : `FAIL (${r.failed}/${r.passed + r.failed})`;
+}
+
+/** The suite's client scenarios (`conformance list`, the section after "Client scenarios"). */
+export async function listClientScenarios(): Promise<string[]> {
+  const { output } = await runSuite(['list'], { timeoutMs: 60_000 });
+  const section = output.split(/^Client scenarios/m)[1] ?? '';
+  return [...section.matchAll(/^\s+- ([\w/.-]+) \[/gm)].map((m) => m[1]!);
+}
+
+/** The driver that plays the suite's client through toolgate's pool (test/clients/drivers/conformance-toolgate.mjs). */
+export const TOOLGATE_CLIENT_DRIVER = fileURLToPath(new URL('../clients/drivers/conformance-toolgate.mjs', import.meta.url));
+
+export interface ClientRun extends SuiteRun {
+  /** Checks passed and failed (`Passed: 3/3, 0 failed`); ok: all passed and the client exited 0. */
+  passed: number;
+  failed: number;
+  ok: boolean;
+}
+
+/** One client scenario with the driver as the client (`--command`, run by this process's Node, which toolgate needs). */
+export async function runClientScenario(scenario: string): Promise<ClientRun> {
+  const out = join(CONFORMANCE_RESULTS, 'client-runs');
+  const run = await runSuite(['client', '--command', `${process.execPath} ${TOOLGATE_CLIENT_DRIVER}`, '--scenario', scenario, '--timeout', '100000', '-o', out], { timeoutMs: 150_000 });
+  const m = /Passed: (\d+)\/(\d+), (\d+) failed/.exec(run.output);
+  const passed = Number(m?.[1] ?? 0);
+  const failed = Number(m?.[3] ?? 1);
+  const ok = m !== null && failed === 0 && passed > 0 && /OVERALL: PASSED/.test(run.output) && !/CLIENT EXITED WITH ERROR/.test(run.output);
+  return { ...run, passed, failed, ok };
 }

@@ -6,7 +6,7 @@ import { stringify } from 'yaml';
 import { afterAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config/load.js';
 import { annotationDefaults, importServerTools, localToolName } from '../../src/mcp/import.js';
-import { PinBook } from '../../src/mcp/pins.js';
+import { PinBook, toolHash } from '../../src/mcp/pins.js';
 import { capResult } from '../../src/pipeline/normalize.js';
 import type { McpServerEntry } from '../../src/tools/mcp-file.js';
 import { loadToolsDir, loadToolText, type LoadContext } from '../../src/tools/loader.js';
@@ -73,12 +73,49 @@ describe('importServerTools', () => {
     expect(camel).toMatchObject({ sideEffect: 'destructive', confirm: false, mcp: { server: 'srv', tool: 'camelCase' } });
   });
 
-  it('validates arguments with the server schema, its draft-07 $schema set aside', () => {
+  it('validates arguments with the server schema, its draft-07 $schema set aside (ajv 2020 has no draft-07 meta-schema)', () => {
     const def = tool('t', { readOnlyHint: true }, { inputSchema: { type: 'object', $schema: 'http://json-schema.org/draft-07/schema#', properties: { n: { type: 'number' } }, required: ['n'] } });
     const [t] = importServerTools(entry({}), listedOf([def]), ictx).tools;
     expect(t?.validateArgs({ n: 1 })).toBe(true);
     expect(t?.validateArgs({ n: 'one' })).toBe(false);
     expect(t?.inputSchema).not.toHaveProperty('$schema');
+  });
+
+  it('keeps a schema that declares draft 2020-12 as the server wrote it, $schema and $defs included, and validates with it', () => {
+    const inputSchema = {
+      $schema: 'https://json-schema.org/draft/2020-12/schema',
+      type: 'object' as const,
+      $defs: { address: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'], additionalProperties: false } },
+      properties: { home: { $ref: '#/$defs/address' } },
+      required: ['home'],
+      additionalProperties: false,
+    };
+    const outputSchema = { $schema: 'https://json-schema.org/draft/2020-12/schema#', type: 'object' as const, properties: { ok: { type: 'boolean' } } };
+    const [t] = importServerTools(entry({}), listedOf([tool('t', { readOnlyHint: true }, { inputSchema, outputSchema })]), ictx).tools;
+    expect(t?.inputSchema).toEqual(inputSchema);
+    expect(t?.outputSchema).toEqual(outputSchema);
+    expect(t?.validateArgs({ home: { city: 'Oslo' } })).toBe(true);
+    expect(t?.validateArgs({ home: { town: 'Oslo' } })).toBe(false);
+    expect(t?.validateArgs({ home: { city: 'Oslo' }, extra: 1 })).toBe(false);
+    expect(t?.validateOutput?.({ ok: 'yes' })).toBe(false);
+  });
+
+  it('sets aside a $schema of another dialect (draft-07, 2019-09, unknown): validated and listed as 2020-12', () => {
+    for (const dialect of ['http://json-schema.org/draft-07/schema#', 'https://json-schema.org/draft/2019-09/schema', 'http://example.com/my-dialect']) {
+      const inputSchema = { $schema: dialect, type: 'object' as const, definitions: { n: { type: 'number' } }, properties: { n: { $ref: '#/definitions/n' } }, required: ['n'] };
+      const out = importServerTools(entry({}), listedOf([tool('t', { readOnlyHint: true }, { inputSchema })]), ictx);
+      expect(out.problems, dialect).toEqual([]);
+      const { $schema: _d, ...rest } = inputSchema;
+      expect(out.tools[0]?.inputSchema, dialect).toEqual(rest);
+      expect(out.tools[0]?.validateArgs({ n: 'one' }), dialect).toBe(false);
+    }
+  });
+
+  it('keeps the pin of a definition whatever its dialect: the pin is of what the server listed', () => {
+    const def = tool('t', { readOnlyHint: true }, { inputSchema: { $schema: 'https://json-schema.org/draft/2020-12/schema', type: 'object' } });
+    const [t] = importServerTools(entry({}), listedOf([def]), ictx).tools;
+    expect(t?.mcp?.hash).toBe(toolHash(def)); // as before this change: $schema was always in the pin
+    expect(toolHash(def)).not.toBe(toolHash({ ...def, inputSchema: { type: 'object' } }));
   });
 
   it('reports a tool that does not compile against the server file and imports the rest', () => {
