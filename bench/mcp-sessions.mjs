@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // Sessions at scale (issue 28, point 3): one gateway (dist/server.js) holds --sessions 2025 `/mcp`
 // sessions (initialized, idle) and --streams standalone GET streams on /mcp of some of them; a
-// second gateway on the same config holds none. Both are opened with raw HTTP (undici pools): no
+// second gateway on the same config serves the same initializes but closes each session at once
+// (DELETE), so the two differ only in the sessions held, not in what their JIT has seen. Both are opened with raw HTTP (undici pools): no
 // SDK client per session. Then:
 //   - RSS of the loaded gateway after a full GC (bench/lib/gc-on-signal.mjs), before any session,
 //     with the sessions, with the streams: per-session and per-stream bytes;
@@ -74,8 +75,8 @@ async function openSession(pool, key) {
   return { id, key };
 }
 
-/** Opens `n` sessions spread over the keys, `conc` at a time. */
-async function openMany(pool, n, conc = 32) {
+/** Opens `n` sessions spread over the keys, `conc` at a time (`churn`: each closed again at once, DELETE). */
+async function openMany(pool, n, conc = 32, churn = false) {
   const out = [];
   let next = 0;
   await Promise.all(
@@ -84,7 +85,11 @@ async function openMany(pool, n, conc = 32) {
         const i = next++;
         const s = await openSession(pool, keys[i % KEYS].key);
         if (!s.id) throw new Error(`session ${i} refused: ${s.status} ${s.text.slice(0, 200)}`);
-        out.push(s);
+        if (churn) {
+          const res = await pool.request({ method: 'DELETE', path: '/mcp', headers: headersFor(s.key, { 'mcp-session-id': s.id, 'mcp-protocol-version': '2025-06-18' }) });
+          await res.body.dump();
+          if (res.statusCode !== 200) throw new Error(`DELETE answered ${res.statusCode}`);
+        } else out.push(s);
       }
     }),
   );
@@ -165,7 +170,8 @@ try {
   const before = await latency();
 
   const t0 = performance.now();
-  const sessions = await openMany(lp, SESSIONS - 1);
+  // The empty gateway serves the same initializes, each session closed again at once: both have the same history, only one holds the sessions.
+  const [sessions] = await Promise.all([openMany(lp, SESSIONS - 1), openMany(ep, SESSIONS - 1, 16, true)]);
   const openMs = performance.now() - t0;
   const withSessions = await settled(loaded, waiters);
   const t1 = performance.now();
@@ -187,7 +193,7 @@ try {
   const ratio = during.loaded.median / during.empty.median;
   const ratioBefore = before.loaded.median / before.empty.median;
   const f = (x, d = 3) => x.toFixed(d);
-  console.log(`One gateway holds ${SESSIONS.toLocaleString('en-US')} initialized 2025 sessions (raw HTTP, ${KEYS} keys, perCaller ${perCaller}, max ${SESSIONS}) and ${STREAMS.toLocaleString('en-US')} standalone GET streams on /mcp (of ${STREAMS.toLocaleString('en-US')} of those sessions); a second gateway on the same config holds one. Serial \`tools/call\` of a builtin echo over one session, ${ROUNDS} alternating rounds of ${CALLS} calls per gateway. RSS after a forced full GC. Load average ${load0.toFixed(1)} at the start, ${loadavg()[0].toFixed(1)} at the end.\n`);
+  console.log(`One gateway holds ${SESSIONS.toLocaleString('en-US')} initialized 2025 sessions (raw HTTP, ${KEYS} keys, perCaller ${perCaller}, max ${SESSIONS}) and ${STREAMS.toLocaleString('en-US')} standalone GET streams on /mcp (of ${STREAMS.toLocaleString('en-US')} of those sessions); a second gateway on the same config served the same initializes but closed each session at once (DELETE), and holds one. Serial \`tools/call\` of a builtin echo over one session, ${ROUNDS} alternating rounds of ${CALLS} calls per gateway. RSS after a forced full GC. Load average ${load0.toFixed(1)} at the start, ${loadavg()[0].toFixed(1)} at the end.\n`);
   console.log('| | figure |');
   console.log('|---|---:|');
   console.log(`| RSS idle (1 session) | ${f(idle.rss / MiB, 1)} MiB |`);
