@@ -145,7 +145,7 @@ export class Gateway extends EventEmitter<{ reload: [ReloadResult] }> {
     this.keys = this.auth.keys;
     this.resource = protectedResource(config);
     this.audit = opts.audit ?? createAuditSink(config, (msg, err) => this.warn(msg, err));
-    this.mcpPool = new McpPool([], { secrets: this.secrets, upstreamTokens: this.upstreamTokens, onServerRequest: (e) => this.audit.write(serverRequestRecord(e)), ...(opts.mcpTrace ? { trace: opts.mcpTrace } : {}) });
+    this.mcpPool = new McpPool([], { secrets: this.secrets, startConcurrency: config.mcp.startConcurrency, upstreamTokens: this.upstreamTokens, onServerRequest: (e) => this.audit.write(serverRequestRecord(e)), ...(opts.mcpTrace ? { trace: opts.mcpTrace } : {}) });
     this.adapters = { http: new HttpAdapter(undefined, this.upstreamTokens), builtin: new BuiltinAdapter({ lookup: opts.lookup, maxResponseBytes: config.defaults.http.maxResponseBytes }), mcp: new McpAdapter(this.mcpPool) };
     this.openapi = new OpenApiBook({
       onDocumentChange: () => void this.reload().catch(() => undefined),

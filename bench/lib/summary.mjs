@@ -136,6 +136,18 @@ export function summaryRows(blocks) {
     }
     add('result-guards', 'result guards, everything on, CPU per KB, 64 KB strings', `${f(rg.everything['64 KB'])} µs (${f(rg.everything['64 KB'] / rg.defaults['64 KB'], 1)}× the defaults)`);
   }
+  // Issue 28, points 3 and 4: sessions at scale, a hundred MCP servers.
+  const ms = blocks['mcp-sessions']?.data;
+  if (ms) {
+    const n = `${ms.sessions.toLocaleString('en-US')} sessions + ${ms.streams.toLocaleString('en-US')} GET streams`;
+    add('mcp-sessions', `/mcp RSS with ${n} (per session)`, `${f(ms.rss.streams / 2 ** 20, 0)} MiB (${f(ms.perSession / 1024, 1)} KiB)`, '≤ 1,024 MiB', ms.rss.streams <= ms.targets.rss);
+    add('mcp-sessions', `/mcp serial call median with ${n} vs none, same run`, `${f(ms.ratio)}× (${f(ms.latency.during.loaded.median, 3)} vs ${f(ms.latency.during.empty.median, 3)} ms)`, `≤ ${ms.targets.ratio}×`, ms.ratio <= ms.targets.ratio);
+    add('mcp-sessions', 'initializes past mcp.sessions.max: 503 + Retry-After, open sessions kept', `${ms.refusals} of ${ms.refused}`, 'all', ms.refusals === ms.refused && ms.oldestStillServed);
+  }
+  const mh = blocks['mcp-hundred']?.data;
+  if (mh) {
+    add('mcp-hundred', `${mh.servers} stdio servers: cold start until all ready, startConcurrency ${mh.defaultConcurrency} / all at once`, `${f(mh.coldMs.bounded / 1000, 1)} / ${f(mh.coldMs.all / 1000, 1)} s`, 'every one reachable', mh.reachable);
+  }
   return rows;
 }
 

@@ -230,6 +230,15 @@ export const ConfigSchema = Type.Object(
           },
           { additionalProperties: false, default: {} },
         ),
+        sessions: Type.Object(
+          {
+            perCaller: Type.Integer({ minimum: 1, maximum: 100000, default: 32, description: '2025 /mcp sessions one key or token may hold (also its /sse and listen streams); opening one more closes its least recently used' }),
+            max: Type.Integer({ minimum: 1, maximum: 1000000, default: 10000, description: '2025 /mcp sessions in all (with state.redis: across replicas); past it an initialize is 503 with Retry-After, open sessions are kept' }),
+            idleSeconds: Type.Integer({ minimum: 1, maximum: 604800, default: 1800, description: 'a 2025 /mcp session with no request and no open GET stream for this long is closed (with state.redis: the record expires)' }),
+          },
+          { additionalProperties: false, default: {} },
+        ),
+        startConcurrency: Type.Integer({ minimum: 1, maximum: 1000, default: 8, description: 'MCP servers of tools.d connecting at once (spawn + initialize; start-up, reloads, restarts); the others wait their turn' }),
         toolNames: Type.Union([Type.Literal('provider'), Type.Literal('canonical')], {
           default: 'provider',
           description: "names /mcp and /sse list: 'provider' as ?format=openai ([a-zA-Z0-9_-]{1,64}, what OpenAI and Anthropic accept), 'canonical' the dotted ones; calls accept both",

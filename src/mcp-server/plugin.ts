@@ -9,7 +9,7 @@ import { jsonRpcError, toWebRequest, withOpeningComment } from './http.js';
 import { isJsonContentType, SUPPORTED_PROTOCOL_VERSIONS, type ClientCapabilities } from '@modelcontextprotocol/server';
 import { buildMcpServer, declaresForm, header } from './server.js';
 import { mcpNames } from './names.js';
-import { McpSessions } from './sessions.js';
+import { McpSessions, sessionLimits } from './sessions.js';
 import { RedisSessionStore } from './session-store.js';
 import { catalogDigest, initParamsOf, levelSetBy, refuseSharedGet, subscriptionsChangedBy } from './session-http.js';
 import { sharedStream } from './shared-stream.js';
@@ -27,7 +27,6 @@ import { toolSearchFor } from './tool-search-setup.js';
 import type { OnSearch } from '../prefilter/search-events.js';
 import { Passthrough } from './passthrough.js';
 
-const LIMITS = { perCaller: 32, idleMs: 30 * 60 * 1000, max: 10_000 };
 
 /**
  * The request to the SDK's transport. A POST body that parses as JSON is handed over parsed (no
@@ -95,6 +94,7 @@ export async function mcpServerRoutes(app: FastifyInstance, opts: { gw: Gateway;
   const toolSearch = toolSearchFor(gw, names, opts.onSearch);
   const passthrough = new Passthrough(gw, app.log);
   const deps = { gw, mayElicit: (tool: string) => elicitable.some((re) => re.test(tool)), names, toolSearch, passthrough };
+  const LIMITS = sessionLimits(config.mcp.sessions);
   // With state.redis a 2025 session lives in Redis and any replica serves it; else in this one's memory.
   const store = config.state.redis ? new RedisSessionStore(config.state.redis, LIMITS.idleMs) : undefined;
   const sessions = new McpSessions((caller) => buildMcpServer(deps, caller), LIMITS, store);
@@ -141,6 +141,12 @@ export async function mcpServerRoutes(app: FastifyInstance, opts: { gw: Gateway;
     return reply.send(jsonRpcError(status, code, message));
   };
 
+  /** An initialize past mcp.sessions.max: 503, Retry-After when the idlest session times out (sessions.ts, `refuses`). */
+  const tooManySessions = (reply: FastifyReply) => {
+    reply.header('retry-after', String(sessions.retryAfterSeconds()));
+    return refuse(reply, 'too_many_sessions', 503, -32000, 'Service Unavailable: too many MCP sessions are open; retry later');
+  };
+
   /** Sends the SDK's answer; a refusal (4xx with a JSON-RPC error) is counted by its reason. */
   const answer = async (reply: FastifyReply, req: FastifyRequest, response: Response) => {
     const reason = await refusalReason(response);
@@ -180,6 +186,7 @@ export async function mcpServerRoutes(app: FastifyInstance, opts: { gw: Gateway;
     } else if (req.method === 'POST') {
       // Not an initialize (a JSON body the SDK would only refuse): refused without building a session for it.
       if (parsed && !opensSession(parsed.value)) return refuse(reply, 'session_required', 400, -32000, 'Bad Request: Mcp-Session-Id header is required');
+      if (sessions.refuses(req.caller)) return tooManySessions(reply);
       const { transport, settle } = await sessions.open(req.caller, initParamsOf(parsed?.value));
       let opened: Awaited<ReturnType<typeof settle>> = 'ok';
       try {
@@ -189,8 +196,7 @@ export async function mcpServerRoutes(app: FastifyInstance, opts: { gw: Gateway;
       }
       if (opened === 'full') {
         await response.body?.cancel().catch(() => undefined);
-        reply.header('retry-after', '5');
-        return refuse(reply, 'too_many_sessions', 503, -32000, 'Service Unavailable: too many MCP sessions are open; retry later');
+        return tooManySessions(reply);
       }
     } else {
       return refuse(reply, 'session_required', 400, -32000, 'Bad Request: Mcp-Session-Id header is required');

@@ -37,6 +37,11 @@ export interface SessionLimits {
   max: number;
 }
 
+/** mcp.sessions as the sessions take it. */
+export function sessionLimits(cfg: { perCaller: number; max: number; idleSeconds: number }): SessionLimits {
+  return { perCaller: cfg.perCaller, max: cfg.max, idleMs: cfg.idleSeconds * 1000 };
+}
+
 /** 192 random bits, URL-safe (visible ASCII, as the transport spec asks). */
 const newSessionId = () => randomBytes(24).toString('base64url');
 
@@ -51,6 +56,8 @@ export type Opened = 'ok' | 'full';
  */
 export class McpSessions {
   private readonly byId = new Map<string, McpSession>();
+  /** The ids of each caller's sessions here: the per-caller bound without a scan of every session. */
+  private readonly byCaller = new Map<string, Set<string>>();
   private readonly restoring = new Map<string, Promise<McpSession>>();
   private readonly sweeper: NodeJS.Timeout;
 
@@ -64,6 +71,26 @@ export class McpSessions {
 
   get size(): number {
     return this.byId.size;
+  }
+
+  /**
+   * In memory, at the global bound: an initialize is refused before a Server is built for it
+   * (503), unless the caller is at its own bound (its least recently used session makes room).
+   * Open sessions are never evicted for a newcomer: a flood must not end the sessions of clients
+   * already at work (with Redis, the store's script decides, see `settle`).
+   */
+  refuses(caller: Caller): boolean {
+    if (this.store || this.byId.size < this.limits.max) return false;
+    return (this.byCaller.get(sessionKey(caller))?.size ?? 0) < this.limits.perCaller;
+  }
+
+  /** Retry-After of a refused initialize: when the idlest session here (no open stream) times out, at least 1 s. */
+  retryAfterSeconds(): number {
+    let oldest = Infinity;
+    for (const s of this.byId.values()) if (s.streams === 0 && s.lastSeen < oldest) oldest = s.lastSeen;
+    const sweepMs = Math.min(60_000, this.limits.idleMs / 2);
+    const ms = oldest === Infinity ? this.limits.idleMs : oldest + this.limits.idleMs + sweepMs - Date.now();
+    return Math.max(1, Math.ceil(ms / 1000));
   }
 
   /**
@@ -182,7 +209,7 @@ export class McpSessions {
   async drop(id: string): Promise<void> {
     const s = this.byId.get(id);
     if (!s) return;
-    this.byId.delete(id);
+    this.forget(id);
     s.endStream?.();
     await s.server.close().catch(() => undefined);
   }
@@ -207,7 +234,7 @@ export class McpSessions {
   private wire(server: Server, transport: WebStandardStreamableHTTPServerTransport): void {
     server.onclose = () => {
       const id = transport.sessionId;
-      if (id !== undefined && this.byId.get(id)?.transport === transport) this.byId.delete(id);
+      if (id !== undefined && this.byId.get(id)?.transport === transport) this.forget(id);
     };
     const store = this.store;
     if (!store) return;
@@ -250,15 +277,28 @@ export class McpSessions {
 
   /** Keeps the caller's bound (in memory: it is the only copy) and this replica's cache bound. */
   private add(s: McpSession, bindCaller: boolean): void {
-    if (bindCaller) {
-      const mine = [...this.byId.values()].filter((o) => o.callerId === s.callerId);
-      if (mine.length >= this.limits.perCaller) {
-        const oldest = mine.reduce((a, b) => (b.lastSeen < a.lastSeen ? b : a));
-        void this.close(oldest.id);
+    const mine = this.byCaller.get(s.callerId);
+    if (bindCaller && mine && mine.size >= this.limits.perCaller) {
+      let oldest: McpSession | undefined;
+      for (const id of mine) {
+        const o = this.byId.get(id);
+        if (o && (!oldest || o.lastSeen < oldest.lastSeen)) oldest = o;
       }
+      if (oldest) void this.close(oldest.id);
     }
     if (this.store && this.byId.size >= this.limits.max) this.dropIdlest((o) => o.streams === 0);
     this.byId.set(s.id, s);
+    if (mine) mine.add(s.id);
+    else this.byCaller.set(s.callerId, new Set([s.id]));
+  }
+
+  private forget(id: string): void {
+    const s = this.byId.get(id);
+    if (!s) return;
+    this.byId.delete(id);
+    const mine = this.byCaller.get(s.callerId);
+    mine?.delete(id);
+    if (mine?.size === 0) this.byCaller.delete(s.callerId);
   }
 
   private dropIdlest(eligible: (s: McpSession) => boolean): void {

@@ -196,7 +196,8 @@ export class McpConnection {
   private async connect(): Promise<void> {
     let session: McpSession;
     try {
-      session = await this.openSession();
+      // One slot of mcp.startConcurrency for this attempt (pool-start.ts); a server removed while it waited does not start.
+      session = await this.options.startGate.run(() => (this.state === 'closed' ? Promise.reject(new Error('removed')) : this.openSession()));
     } catch (err) {
       this.lastError = err instanceof ConnectError ? err.message : lastErrorWords(describeError(err), this.options.secrets);
       this.failed = err instanceof ConnectError && err.cannotSucceed;

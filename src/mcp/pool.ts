@@ -3,6 +3,7 @@ import { EventEmitter } from 'node:events';
 import type { CallToolResult, Tool } from '@modelcontextprotocol/client';
 import { MCP_SERVER_DEFAULTS, type McpServerFile } from '../tools/mcp-server-schema.js';
 import { DEFAULT_BACKOFF } from './backoff.js';
+import { StartGate } from './pool-start.js';
 import { McpConnection } from './connection.js';
 import type { McpSession } from './session.js';
 import { McpPoolError } from './errors.js';
@@ -149,6 +150,11 @@ export class McpPool extends EventEmitter<McpPoolEventMap> {
     return true;
   }
 
+  /** Applies a new mcp.startConcurrency (reload): connects waiting for a slot get the extra room at once. */
+  setStartConcurrency(limit: number): void {
+    this.options.startGate.resize(limit);
+  }
+
   /** Ends every session and waits until no child process of any server remains. */
   async close(): Promise<void> {
     this.closed = true;
@@ -181,6 +187,9 @@ export class McpPool extends EventEmitter<McpPoolEventMap> {
   }
 }
 
+/** Servers connecting at once when mcp.startConcurrency is not given (the schema's default too). */
+export const DEFAULT_START_CONCURRENCY = 8;
+
 function resolveOptions(options: McpPoolOptions): ResolvedPoolOptions {
   return {
     clientInfo: options.clientInfo ?? { name: 'toolgate', version: '0.1.0' },
@@ -193,6 +202,7 @@ function resolveOptions(options: McpPoolOptions): ResolvedPoolOptions {
     stderrTailBytes: options.stderrTailBytes ?? 8192,
     secrets: options.secrets ?? new Set(),
     upstreamTokens: options.upstreamTokens ?? new UpstreamTokens(),
+    startGate: new StartGate(options.startConcurrency ?? DEFAULT_START_CONCURRENCY),
     ...(options.trace ? { trace: options.trace } : {}),
     ...(options.onServerRequest ? { onServerRequest: options.onServerRequest } : {}),
   };

@@ -1,3 +1,4 @@
+import type { StartGate } from './pool-start.js';
 import type { PassthroughEvent } from './passthrough.js';
 import type { Cancel } from '../util/cancel.js';
 import type { Implementation, Progress } from '@modelcontextprotocol/client';
@@ -123,8 +124,10 @@ export interface McpPoolOptions {
   onPassthrough?: (e: PassthroughEvent) => void;
   /** Told of every server request (sampling, elicitation, roots), relayed or refused: the audit record. */
   onServerRequest?: (event: ServerRequestEvent) => void;
+  /** Servers connecting at once (spawn + handshake; first connects and restarts alike). Default 8. */
+  startConcurrency?: number;
 }
 
 /** McpPoolOptions with every default applied. */
-export type ResolvedPoolOptions = Required<Omit<McpPoolOptions, 'backoff' | 'trace' | 'onPassthrough' | 'onServerRequest'>> &
-  Pick<McpPoolOptions, 'trace' | 'onPassthrough' | 'onServerRequest'> & { backoff: BackoffSettings };
+export type ResolvedPoolOptions = Required<Omit<McpPoolOptions, 'backoff' | 'trace' | 'onPassthrough' | 'onServerRequest' | 'startConcurrency'>> &
+  Pick<McpPoolOptions, 'trace' | 'onPassthrough' | 'onServerRequest'> & { backoff: BackoffSettings; startGate: StartGate };

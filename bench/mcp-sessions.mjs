@@ -1,0 +1,221 @@
+#!/usr/bin/env node
+// Sessions at scale (issue 28, point 3): one gateway (dist/server.js) holds --sessions 2025 `/mcp`
+// sessions (initialized, idle) and --streams standalone GET streams on /mcp of some of them; a
+// second gateway on the same config serves the same initializes but closes each session at once
+// (DELETE), so the two differ only in the sessions held, not in what their JIT has seen. Both are opened with raw HTTP (undici pools): no
+// SDK client per session. Then:
+//   - RSS of the loaded gateway after a full GC (bench/lib/gc-on-signal.mjs), before any session,
+//     with the sessions, with the streams: per-session and per-stream bytes;
+//   - serial `tools/call` latency of a builtin echo over one session, rounds alternating between the
+//     loaded gateway and the empty one (the same run, the same two cores): the ratio;
+//   - the flood: initializes past mcp.sessions.max are refused (503 + Retry-After), the open
+//     sessions are kept and still callable.
+// Keys: --keys API keys share the sessions (mcp.sessions.perCaller is raised to fit them).
+//
+//   npm run build && node bench/mcp-sessions.mjs [--sessions 10000] [--streams 2000] [--calls 500]
+//       [--rounds 5] [--keys 40]
+//
+// Prints a markdown table and one JSON line for the summary.
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { Agent, Pool } from 'undici';
+import { requireDist, root, startGateway } from './lib/gateway.mjs';
+import { delay, rssBytes, stop } from './lib/proc.mjs';
+import { flag } from './lib/args.mjs';
+import { median } from './lib/stats.mjs';
+
+const percentile = (xs, p) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((xs.length * p) / 100))];
+
+const SESSIONS = Number(flag('--sessions', '10000'));
+const STREAMS = Number(flag('--streams', '2000'));
+const CALLS = Number(flag('--calls', '500'));
+const ROUNDS = Number(flag('--rounds', '5'));
+const KEYS = Number(flag('--keys', '40'));
+const RSS_TARGET = 2 ** 30;
+const LATENCY_TARGET = 1.2;
+requireDist();
+
+const keys = Array.from({ length: KEYS }, (_, i) => ({ id: `k${i}`, key: randomBytes(24).toString('hex') }));
+// Room above each key's share: the flood below must meet the global bound, not a key's own (which would evict that key's oldest).
+const perCaller = Math.ceil(SESSIONS / KEYS) + 25;
+
+function gatewayDir() {
+  const dir = mkdtempSync(join(tmpdir(), 'toolgate-sessions-'));
+  const toolsDir = join(dir, 'tools.d');
+  mkdirSync(toolsDir);
+  writeFileSync(
+    join(toolsDir, 'echo.yaml'),
+    `name: bench.echo\ndescription: Returns its arguments.\ninputSchema:\n  type: object\n  required: [message]\n  properties:\n    message: { type: string, maxLength: 200 }\nsideEffect: none\nbackends:\n  - id: b\n    builtin: echo\n`,
+  );
+  const configFile = join(dir, 'gateway.yaml');
+  writeFileSync(
+    configFile,
+    `auth:\n  keys:\n${keys.map((k) => `    - id: ${k.id}\n      key: "${k.key}"\n`).join('')}audit:\n  file: "${join(dir, 'audit.jsonl')}"\ntools:\n  dir: "${toolsDir}"\n  watch: false\nmcp:\n  sessions:\n    perCaller: ${perCaller}\n    max: ${SESSIONS}\n`,
+  );
+  return { dir, configFile, key: keys[0].key, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+const INIT = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'bench', version: '1' } } });
+const INITIALIZED = JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' });
+const headersFor = (key, extra = {}) => ({ authorization: `Bearer ${key}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...extra });
+
+/** One initialized session over raw HTTP: initialize, then notifications/initialized. Returns its id, or the refusal. */
+async function openSession(pool, key) {
+  const res = await pool.request({ method: 'POST', path: '/mcp', headers: headersFor(key), body: INIT });
+  const text = await res.body.text();
+  if (res.statusCode !== 200) return { status: res.statusCode, retryAfter: res.headers['retry-after'], text };
+  const id = res.headers['mcp-session-id'];
+  if (!text.includes('"protocolVersion"')) throw new Error(`initialize answered ${text.slice(0, 200)}`);
+  const ack = await pool.request({ method: 'POST', path: '/mcp', headers: headersFor(key, { 'mcp-session-id': id, 'mcp-protocol-version': '2025-06-18' }), body: INITIALIZED });
+  await ack.body.dump();
+  if (ack.statusCode !== 202) throw new Error(`notifications/initialized answered ${ack.statusCode}`);
+  return { id, key };
+}
+
+/** Opens `n` sessions spread over the keys, `conc` at a time (`churn`: each closed again at once, DELETE). */
+async function openMany(pool, n, conc = 32, churn = false) {
+  const out = [];
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: conc }, async () => {
+      while (next < n) {
+        const i = next++;
+        const s = await openSession(pool, keys[i % KEYS].key);
+        if (!s.id) throw new Error(`session ${i} refused: ${s.status} ${s.text.slice(0, 200)}`);
+        if (churn) {
+          const res = await pool.request({ method: 'DELETE', path: '/mcp', headers: headersFor(s.key, { 'mcp-session-id': s.id, 'mcp-protocol-version': '2025-06-18' }) });
+          await res.body.dump();
+          if (res.statusCode !== 200) throw new Error(`DELETE answered ${res.statusCode}`);
+        } else out.push(s);
+      }
+    }),
+  );
+  return out;
+}
+
+/** A standalone GET stream of the session, held open (its bytes read and dropped). */
+async function openStream(agent, url, s) {
+  const res = await agent.request({ origin: url, method: 'GET', path: '/mcp', headers: { authorization: `Bearer ${s.key}`, accept: 'text/event-stream', 'mcp-session-id': s.id, 'mcp-protocol-version': '2025-06-18' } });
+  if (res.statusCode !== 200) throw new Error(`GET stream answered ${res.statusCode}: ${await res.body.text()}`);
+  res.body.on('data', () => undefined);
+  res.body.on('error', () => undefined);
+  return res;
+}
+
+let seq = 0;
+/** One serial tools/call over the session: ms. */
+async function call(pool, s) {
+  const m = `m${seq++}`;
+  const body = JSON.stringify({ jsonrpc: '2.0', id: seq, method: 'tools/call', params: { name: 'bench__echo', arguments: { message: m } } });
+  const t = performance.now();
+  const res = await pool.request({ method: 'POST', path: '/mcp', headers: headersFor(s.key, { 'mcp-session-id': s.id, 'mcp-protocol-version': '2025-06-18' }), body });
+  const text = await res.body.text();
+  const ms = performance.now() - t;
+  if (res.statusCode !== 200 || !text.includes(m)) throw new Error(`tools/call answered ${res.statusCode}: ${text.slice(0, 200)}`);
+  return ms;
+}
+
+/** Forces a full GC in the gateway (SIGUSR2, gc-on-signal.mjs), waits, returns its RSS and heap. */
+async function settled(gw, waiters) {
+  const mem = new Promise((resolve) => waiters.set(gw.pid, resolve));
+  process.kill(gw.pid, 'SIGUSR2');
+  const m = await mem;
+  await delay(1000);
+  return { rss: rssBytes(gw.pid), heapUsed: m.heapUsed };
+}
+
+const MiB = 2 ** 20;
+const gdir = gatewayDir();
+const waiters = new Map();
+const spawnOne = () => {
+  let gw;
+  const p = startGateway(gdir, {
+    nodeArgs: ['--expose-gc', '--import', join(root, 'bench/lib/gc-on-signal.mjs')],
+    onLine: (line) => {
+      if (line.startsWith('MEM ')) waiters.get(gw?.pid)?.(JSON.parse(line.slice(4)));
+    },
+  });
+  return p.then((g) => (gw = g));
+};
+let loaded;
+let empty;
+let exitCode = 0;
+const load0 = loadavg()[0];
+try {
+  loaded = await spawnOne();
+  empty = await spawnOne();
+  const poolOf = (gw) => new Pool(gw.url, { connections: 32, pipelining: 1, keepAliveTimeout: 60_000 });
+  const lp = poolOf(loaded);
+  const ep = poolOf(empty);
+  const streamAgent = new Agent({ connections: STREAMS + 10, keepAliveTimeout: 60_000, headersTimeout: 30_000, bodyTimeout: 0 });
+
+  const probeL = (await openMany(lp, 1))[0];
+  const probeE = (await openMany(ep, 1))[0];
+  for (let i = 0; i < 300; i++) await call(lp, probeL), await call(ep, probeE);
+  const idle = await settled(loaded, waiters);
+
+  /** Alternating rounds of CALLS serial calls on each gateway: medians and p99 of all. */
+  const latency = async () => {
+    const xs = { loaded: [], empty: [] };
+    for (let r = 0; r < ROUNDS; r++) {
+      for (const [name, pool, s] of r % 2 ? [['empty', ep, probeE], ['loaded', lp, probeL]] : [['loaded', lp, probeL], ['empty', ep, probeE]]) {
+        for (let i = 0; i < CALLS; i++) xs[name].push(await call(pool, s));
+      }
+    }
+    return Object.fromEntries(Object.entries(xs).map(([k, v]) => [k, { median: median(v), p99: percentile(v, 99) }]));
+  };
+  const before = await latency();
+
+  const t0 = performance.now();
+  // The empty gateway serves the same initializes, each session closed again at once: both have the same history, only one holds the sessions.
+  const [sessions] = await Promise.all([openMany(lp, SESSIONS - 1), openMany(ep, SESSIONS - 1, 16, true)]);
+  const openMs = performance.now() - t0;
+  const withSessions = await settled(loaded, waiters);
+  const t1 = performance.now();
+  const streams = [];
+  for (let i = 0; i < STREAMS; i += 100) streams.push(...(await Promise.all(sessions.slice(i, Math.min(STREAMS, i + 100)).map((s) => openStream(streamAgent, loaded.url, s)))));
+  const streamMs = performance.now() - t1;
+  const withStreams = await settled(loaded, waiters);
+  const during = await latency();
+
+  // The flood: past the bound, initializes are refused and the open sessions stay.
+  const refused = [];
+  for (let i = 0; i < 20; i++) refused.push(await openSession(lp, keys[(i * 7) % KEYS].key));
+  const refusals = refused.filter((r) => r.status === 503 && Number(r.retryAfter) >= 1).length;
+  const oldestStillServed = await call(lp, sessions[0]).then(() => true, () => false);
+
+  const perSession = (withSessions.rss - idle.rss) / (SESSIONS - 1);
+  const perSessionHeap = (withSessions.heapUsed - idle.heapUsed) / (SESSIONS - 1);
+  const perStream = (withStreams.rss - withSessions.rss) / STREAMS;
+  const ratio = during.loaded.median / during.empty.median;
+  const ratioBefore = before.loaded.median / before.empty.median;
+  const f = (x, d = 3) => x.toFixed(d);
+  console.log(`One gateway holds ${SESSIONS.toLocaleString('en-US')} initialized 2025 sessions (raw HTTP, ${KEYS} keys, perCaller ${perCaller}, max ${SESSIONS}) and ${STREAMS.toLocaleString('en-US')} standalone GET streams on /mcp (of ${STREAMS.toLocaleString('en-US')} of those sessions); a second gateway on the same config served the same initializes but closed each session at once (DELETE), and holds one. Serial \`tools/call\` of a builtin echo over one session, ${ROUNDS} alternating rounds of ${CALLS} calls per gateway. RSS after a forced full GC. Load average ${load0.toFixed(1)} at the start, ${loadavg()[0].toFixed(1)} at the end.\n`);
+  console.log('| | figure |');
+  console.log('|---|---:|');
+  console.log(`| RSS idle (1 session) | ${f(idle.rss / MiB, 1)} MiB |`);
+  console.log(`| RSS with ${SESSIONS.toLocaleString('en-US')} sessions | ${f(withSessions.rss / MiB, 1)} MiB |`);
+  console.log(`| RSS with the sessions and ${STREAMS.toLocaleString('en-US')} GET streams | **${f(withStreams.rss / MiB, 1)} MiB** (target ≤ 1,024) |`);
+  console.log(`| per session: RSS / JS heap | ${f(perSession / 1024, 1)} / ${f(perSessionHeap / 1024, 1)} KiB |`);
+  console.log(`| per GET stream: RSS | ${f(perStream / 1024, 1)} KiB |`);
+  console.log(`| opening the sessions (32 at a time) / the streams | ${f(openMs / 1000, 1)} s (${f((SESSIONS - 1) / (openMs / 1000), 0)}/s) / ${f(streamMs / 1000, 1)} s |`);
+  console.log(`| serial call median, without sessions (before, same gateways) | ${f(before.loaded.median)} vs ${f(before.empty.median)} ms (${f(ratioBefore, 2)}×) |`);
+  console.log(`| serial call median, loaded vs empty gateway | **${f(during.loaded.median)} vs ${f(during.empty.median)} ms (${f(ratio, 2)}×)** (target ≤ ${LATENCY_TARGET}×) |`);
+  console.log(`| serial call p99, loaded vs empty | ${f(during.loaded.p99)} vs ${f(during.empty.p99)} ms |`);
+  console.log(`| initializes past the bound refused with 503 + Retry-After | ${refusals} of ${refused.length}; oldest session still served: ${oldestStillServed ? 'yes' : 'no'} |`);
+  const met = withStreams.rss <= RSS_TARGET && ratio <= LATENCY_TARGET;
+  console.log(`\n<!-- ${JSON.stringify({ bench: 'mcp-sessions', sessions: SESSIONS, streams: STREAMS, rss: { idle: idle.rss, sessions: withSessions.rss, streams: withStreams.rss }, perSession, perSessionHeap, perStream, latency: { before, during }, ratio, refusals, refused: refused.length, oldestStillServed, targets: { rss: RSS_TARGET, ratio: LATENCY_TARGET }, met })} -->`);
+  for (const s of streams) s.body.destroy();
+  await Promise.all([lp.close(), ep.close(), streamAgent.destroy()]);
+  if (refusals !== refused.length || !oldestStillServed) exitCode = 1;
+} catch (e) {
+  console.error(e);
+  exitCode = 1;
+} finally {
+  await Promise.all([loaded?.stop(), empty?.stop()].filter(Boolean));
+  gdir.cleanup();
+}
+process.exit(exitCode);
