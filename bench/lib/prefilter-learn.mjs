@@ -42,7 +42,7 @@ export async function learnableQueries({ distDir, index, unscored, scored }) {
 
 /**
  * Recall@5 on the scored dev sample after 0, 1,000, 5,000 and 15,000 simulated sessions. A
- * session: one caller (of 500) routes with a dev query from the unscored 90 % (never one that
+ * session: one caller (of `callers`, 500 by default) routes with a dev query from the unscored 90 % (never one that
  * repeats a scored query: learnableQueries) and calls its gold tool 5 s later; sessions are a
  * minute apart (15,000 ≈ 10 days: decay and the per-caller caps apply as in a gateway). The
  * gateway's path in process: the search goes through SearchEvents to Learner.noteSearch as
