@@ -120,6 +120,18 @@ describe('prefilter.learn: bad input', () => {
     expect(Object.keys((await learned())['weather.current'] ?? {})).toContain('snorkelwidget');
   });
 
+  it('an import over the body limit (32 MiB) is 413 with the typed error, and nothing changes', async () => {
+    await reset();
+    await req('PUT', '/admin/prefilter/learned', KEYS.admin, { version: 1, kind: 'toolgate.prefilter.learned', tools: { 'notes.add': { plugh: 3 } } });
+    const before = await learned();
+    const huge = JSON.stringify({ version: 1, kind: 'toolgate.prefilter.learned', tools: { 'mail.send': { x: 1 } }, pad: 'x'.repeat(33 * 2 ** 20) });
+    const res = await fetch(`${base}/admin/prefilter/learned`, { method: 'PUT', headers: { authorization: `Bearer ${KEYS.admin}`, 'content-type': 'application/json' }, body: huge });
+    expect(res.status).toBe(413);
+    expect(((await res.json()) as { error: { code: string } }).error.code).toBe('PAYLOAD_TOO_LARGE');
+    expect(await learned()).toEqual(before);
+    expect((await route('plugh'))[0]?.name).toBe('notes.add');
+  });
+
   it('over /mcp (v2 SDK client): find_tools then a call teaches; an empty, 10 KB or binary query is refused and teaches nothing', async () => {
     await reset();
     const connect = async () => {
