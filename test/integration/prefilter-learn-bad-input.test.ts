@@ -109,7 +109,7 @@ describe('prefilter.learn: bad input', () => {
     expect(Object.keys(f)).toEqual(['notes.add']);
   });
 
-  it('a call refused (unknown tool, invalid arguments, a tool the key may not see) teaches nothing and leaves the search pending', async () => {
+  it('a call refused (an unknown tool, arguments that fail the schema, a body that is no object) teaches nothing and leaves the search pending', async () => {
     await reset();
     await route('snorkelwidget now', KEYS.agent, 's-refused');
     expect((await call('no.such_tool', {}, 's-refused')).status).toBe(404);
