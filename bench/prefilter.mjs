@@ -25,7 +25,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus } from 'node:os';
 import { dirname, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { learningCurves, withLearning } from './lib/prefilter-learn.mjs';
+import { learningCurves, learningLatency } from './lib/prefilter-learn.mjs';
 import { loadMixedSet, mixedCatalog } from './lib/mixed-catalog.mjs';
 
 const root = new URL('../', import.meta.url);
@@ -190,6 +190,8 @@ const toName = new Map(devTools.map((t) => [t.id, devTool(t).name]));
 const tools = devTools.map((t) => devTool(t));
 let devQueries = [];
 let unscoredQueries = [];
+/** What prefilter.learn learned in the learning-curve sessions (tool → term → weight): the scale rows' learned terms. */
+let learnedAfter;
 let hb = heapMiB();
 t0 = performance.now();
 const index = PrefilterIndex.build(tools);
@@ -231,12 +233,18 @@ if (!haveDev) {
   const withEx = PrefilterIndex.build(devTools.map((t) => devTool(t, examples.get(t.id) ?? [])));
   row('MetaTool dev', 'en', tools.length, evaluate(withEx, devQueries), 'with 3 examples per tool (from unscored queries)');
 
-  // prefilter.learn: recall on the scored sample after simulated sessions on unscored queries.
-  for (const c of await learningCurves({ distDir, index, unscored: unscoredQueries, scored: devQueries, evaluate })) {
+  // prefilter.learn: recall on the scored sample after simulated sessions on unscored queries
+  // (bench/lib/prefilter-learn.mjs; none of them repeats a scored query, by text or by terms).
+  const lc = await learningCurves({ distDir, index, unscored: unscoredQueries, scored: devQueries, evaluate });
+  learnedAfter = lc.learned;
+  for (const c of lc.curves) {
     row('MetaTool dev, learning', 'en', tools.length, c.result, `prefilter.learn after ${c.sessions.toLocaleString('en')} sessions (${c.counters.learned} learned, ${c.counters.capped} capped)`);
     fig(`learn${c.sessions}`, c.result);
+    figures[`learn${c.sessions}`].perTool = c.result.macro.rec5;
     row('MetaTool dev, learning, per tool', 'en', tools.length, c.result.macro, `the same averaged per tool, after ${c.sessions.toLocaleString('en')} sessions`);
   }
+  figures.learnPool = lc.pool;
+  notes.push(`> Learning sessions draw from ${lc.pool.kept.toLocaleString('en')} unscored queries: the unscored 90 % less ${lc.pool.sameText} that repeat a scored query's words and ${lc.pool.sameTerms} more with the same analysed terms as one.`);
 }
 {
   // Chinese queries against the English-only dev tools (our own set).
@@ -382,11 +390,17 @@ if (!haveDev) {
     const r = evaluate(index, sample);
     figures[`scale${n}`] = { tools: n, p95: r.p95, buildMs: bms };
     scaleRows.push(`| scale: synthetic | ${devQueries.length > 0 ? 'en' : 'zh, en'} | ${n} | ${sample.length} | ${dash} | ${dash} | ${dash} | ${ms(r.p50)} | ${ms(r.p95)} | ${ms(bms)} | ${heap} | two dev descriptions per tool, distinct names; latency only |`);
-    // The same with prefilter.learn on: learned terms on every tool (3 events per tool on average).
-    const learned = await withLearning({ distDir, index, names: tools.map((t) => t.name), queries: unscoredQueries.length > 0 ? unscoredQueries : own, events: 3 * n });
-    const rl = evaluate(learned, sample);
-    figures[`scale${n}Learn`] = { tools: n, p95: rl.p95 };
-    scaleRows.push(`| scale: synthetic, learning on | ${devQueries.length > 0 ? 'en' : 'zh, en'} | ${n} | ${sample.length} | ${dash} | ${dash} | ${dash} | ${ms(rl.p50)} | ${ms(rl.p95)} | ${dash} | ${dash} | the same with learned terms on ${learned.learnedTools} tools (${3 * n} events); latency only |`);
+    // The same with prefilter.learn on (bench/lib/prefilter-learn.mjs): each synthetic tool has the terms its
+    // first dev tool learned in the 15,000 sessions (or, without the dev set, 3 random events per tool);
+    // off, on and on-while-learning side by side, per query the fastest of 5 alternated passes.
+    const sourceOf = (name) => name.slice(name.indexOf('_') + 1, name.indexOf('.'));
+    const l = await learningLatency({ distDir, index, names: tools.map((t) => t.name), queries: unscoredQueries.length > 0 ? unscoredQueries : own, sample, events: 3 * n, learned: learnedAfter, sourceOf });
+    figures[`scale${n}Learn`] = { tools: n, p95: l.on.p95, p95Live: l.live.p95, p95Off: l.off.p95 };
+    const what = learnedAfter ? 'the terms learned in the 15,000 sessions' : `learned terms (${3 * n} random events)`;
+    const lrow = (x, note) => scaleRows.push(`| scale: synthetic, learning ${note[0]} | ${devQueries.length > 0 ? 'en' : 'zh, en'} | ${n} | ${sample.length} | ${dash} | ${dash} | ${dash} | ${ms(x.p50)} | ${ms(x.p95)} | ${dash} | ${dash} | ${note[1]}; per query the fastest of 5 passes, the three alternated |`);
+    lrow(l.off, ['off', 'the same index, learning off (the baseline of the two rows below)']);
+    lrow(l.on, ['on', `learning on: ${what} on ${l.learnedTools} tools`]);
+    lrow(l.live, ['on', 'learning on and learning meanwhile: one more event before every 10th search']);
   }
 }
 

@@ -37,6 +37,17 @@ export function summaryRows(blocks) {
     if (p.zhNative) add('prefilter', 'recall@5, Chinese queries → Chinese-described tools, vs BM25 over bigrams', `${f(p.zhNative.recall5, 3)} vs ${f(p.zhNative.bigramRecall5, 3)}`, '≥ +0.08', p.zhNative.recall5 - p.zhNative.bigramRecall5 >= 0.08);
     if (p.scale5000) add('prefilter', 'p95 query latency, 5,000 tools', `${f(p.scale5000.p95)} ms`, '≤ 2 ms', p.scale5000.p95 <= 2);
     if (p.scale20000) add('prefilter', 'p95 query latency, 20,000 tools', `${f(p.scale20000.p95)} ms`, '≤ 10 ms', p.scale20000.p95 <= 10);
+    // prefilter.learn (issue 27.2/27.5): the learning curve, and the latency targets with learning on.
+    if (p.learn0 && p.learn15000) {
+      const curve = [0, 1000, 5000, 15000].map((n) => f(p[`learn${n}`]?.recall5, 3)).join(' → ');
+      add('prefilter', 'recall@5, MetaTool dev sample, after 0 → 1,000 → 5,000 → 15,000 learning sessions (unscored queries)', curve, 'a gain', p.learn15000.recall5 > p.learn0.recall5);
+    }
+    for (const [n, target] of [[5000, 2], [20000, 10]]) {
+      const l = p[`scale${n}Learn`];
+      if (!l) continue;
+      const live = Number.isFinite(l.p95Live) ? ` (${f(l.p95Live)} ms learning meanwhile)` : '';
+      add('prefilter', `p95 query latency, ${n.toLocaleString('en-US')} tools, learning on`, `${f(l.p95)} ms${live}`, `≤ ${target} ms`, Math.max(l.p95, l.p95Live ?? 0) <= target);
+    }
     if (p.scale5000) add('prefilter', 'index build, 5,000 tools', `${f(p.scale5000.buildMs, 0)} ms`, '< 1,000 ms', p.scale5000.buildMs < 1000);
     const b = p.toolSearchBytes;
     if (b) add('prefilter', `/mcp tools/list at ${b.tools} tools: tool search on (after a search, k ${b.k}) / off`, `${f(b.afterSearch / 1024, 1)} / ${f(b.plain / 1024, 1)} KiB (${f((100 * b.afterSearch) / b.plain, 1)} %)`);

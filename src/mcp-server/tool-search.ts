@@ -1,5 +1,5 @@
 import type { CallToolResult, Tool } from '@modelcontextprotocol/server';
-import { globToRegExp, sessionKey, type Caller } from '../auth/caller.js';
+import { callerKey as learnKey, globToRegExp, sessionKey, type Caller } from '../auth/caller.js';
 import type { Config } from '../config/schema.js';
 import { GatewayError } from '../errors.js';
 import type { Gateway } from '../gateway.js';
@@ -120,12 +120,12 @@ export class ToolSearch {
       const message = `Too many searches in a short time. Wait ${wait} s, or use the tools already found.`;
       return errorResult(new GatewayError('RATE_LIMITED', message, { modelMessage: message, retryAfterSeconds: wait }), r, FIND_TOOLS);
     }
-    const ranked = rankFor(gw.registry, gw.health, caller, parsed.query, { k: parsed.k });
+    const ranked = rankFor(gw.registry, gw.health, caller, parsed.query, { k: parsed.k, learned: gw.learner?.boost }); // prefilter.learn's terms, as /v1/route
     const tools = ranked.map((x) => x.tool);
     if (ctx.tag !== undefined && tools.length > 0) await this.remember(ctx, tools);
     if (ctx.tag !== undefined && this.deps.onSearch) {
       try {
-        this.deps.onSearch({ source: 'find_tools', sessionTag: ctx.tag, callerKey, query: parsed.query, candidates: tools.map((t) => t.name) });
+        this.deps.onSearch({ source: 'find_tools', sessionTag: ctx.tag, callerKey: learnKey(caller), query: parsed.query, candidates: tools.map((t) => t.name) });
       } catch {
         // a listener's failure is not the model's
       }

@@ -75,7 +75,25 @@ describe('prefilter.learn shared through Redis', () => {
     expect(r.status).toBe(200);
     await gw.learner!.settled();
     expect(gw.learner!.counters.paused).toBeGreaterThan(paused);
+    const learnedBefore = gw.learner!.counters.learned;
+    expect((await post(1, '/v1/tools/notes.add/call', { arguments: {}, sessionId: 'r-down' })).status).toBe(200); // the call runs
+    await gw.learner!.settled();
+    expect(gw.learner!.counters.learned).toBe(learnedBefore); // nothing learned while the store is away
+    expect((await top(1, 'gazump'))?.name).not.toBe('notes.add');
     expect((await top(1, 'brolly'))?.name).toBe('weather.current');
     await redis.restart();
+  });
+
+  it('when Redis is back, learning resumes (the client reconnects by itself)', async () => {
+    const gw = gws[1]!.app.gw;
+    let i = 0;
+    await untilAsync(async () => {
+      const s = `r-back-${i++}`;
+      await post(1, '/v1/route', { query: 'quibbleflux', sessionId: s });
+      await post(1, '/v1/tools/notes.add/call', { arguments: {}, sessionId: s });
+      await gw.learner!.settled();
+      return (await top(1, 'quibbleflux'))?.name === 'notes.add';
+    }, 'learning resumed', 15000);
+    expect((await top(1, 'quibbleflux'))?.why?.learned).toEqual(['quibbleflux']);
   });
 });

@@ -1,68 +1,74 @@
 import type { ScoredConcept } from '../accumulate.js';
 import type { Postings } from '../bm25f.js';
 import type { Concept, LearnedBoost } from '../types.js';
-import type { LearnedStats } from './stats.js';
+import { MIN_WEIGHT, scaleAt, type LearnedStats, type LearnedTerm } from './stats.js';
 import { primaryTerm } from './terms.js';
 
 /**
  * Learned terms as one more field of the index: a term learned for a tool scores like a BM25
  * term of that tool, saturating with evidence (w / (w + K)) and worth less the more tools learned
- * it (IDF over the registry). Compiled per index and statistics version, so a search only looks
- * its terms up.
+ * it (IDF over the registry). A term's postings are built when a search first needs them and kept
+ * until that term's statistics change (or MAX_AGE_MS passes: decay), so learning one event costs
+ * the next searches only its own few terms, never a rebuild of everything learned.
  */
 const LEARNED_WEIGHT = 1.6;
 const K = 2;
-/** Decay moves weights without a new version: a compiled view is rebuilt after this long anyway. */
+/** Decay moves weights without a change: a kept term's postings are rebuilt after this long anyway. */
 const MAX_AGE_MS = 60_000;
 
-interface Compiled {
-  version: number;
-  at: number;
-  postings: Map<string, Postings>;
+interface View {
+  doc: Map<string, number>;
+  terms: Map<string, { v: number; at: number; p: Postings | undefined }>;
 }
 
-function compile(names: readonly string[], stats: LearnedStats, now: number): Map<string, Postings> {
-  const doc = new Map<string, number>();
-  names.forEach((n, i) => doc.set(n, i));
-  const lists = new Map<string, [number, number][]>();
-  for (const [tool, terms] of stats.weights(now)) {
-    const d = doc.get(tool);
-    if (d === undefined) continue; // learned for a tool this generation lacks: kept, not scored
-    for (const [t, w] of terms) {
-      let l = lists.get(t);
-      if (!l) lists.set(t, (l = []));
-      l.push([d, w]);
-    }
+/** One term's learned postings over a registry's documents (undefined when none of its tools learned the term). */
+function postingsOf(e: Readonly<LearnedTerm>, doc: ReadonlyMap<string, number>, k: number, n: number): Postings | undefined {
+  // Sorted by document through one numeric sort of (document, row) packed in a float64.
+  const keys = new Float64Array(e.tools.size);
+  const ws = new Float64Array(e.tools.size);
+  let rows = 0;
+  for (const [tool, scaled] of e.tools) {
+    const w = scaled * k;
+    const d = w < MIN_WEIGHT ? undefined : doc.get(tool);
+    if (d === undefined) continue; // decayed away, or learned for a tool this generation lacks: kept, not scored
+    ws[rows] = w;
+    keys[rows] = d * 2 ** 21 + rows;
+    rows++;
   }
-  const n = names.length;
-  const out = new Map<string, Postings>();
-  for (const [t, l] of lists) {
-    l.sort((a, b) => a[0] - b[0]);
-    const idf = Math.log(1 + (n - l.length + 0.5) / (l.length + 0.5));
-    out.set(t, {
-      docs: Int32Array.from(l, ([d]) => d),
-      impacts: Float32Array.from(l, ([, w]) => (LEARNED_WEIGHT * idf * w) / (w + K)),
-    });
+  if (rows === 0) return undefined;
+  const order = keys.subarray(0, rows).sort();
+  const idf = Math.log(1 + (n - rows + 0.5) / (rows + 0.5));
+  const docs = new Int32Array(rows);
+  const impacts = new Float32Array(rows);
+  for (let i = 0; i < rows; i++) {
+    const key = order[i] as number;
+    const d = Math.floor(key / 2 ** 21);
+    const w = ws[key - d * 2 ** 21] as number;
+    docs[i] = d;
+    impacts[i] = (LEARNED_WEIGHT * idf * w) / (w + K);
   }
-  return out;
+  return { docs, impacts };
 }
 
 /** The ranker's hook (SearchOptions.learned) over one replica's copy of the statistics. */
 export function learnedBoost(stats: LearnedStats, now: () => number = Date.now): LearnedBoost {
-  const views = new WeakMap<readonly string[], Compiled>();
+  const views = new WeakMap<readonly string[], View>();
   return (names: readonly string[], concepts: readonly Concept[]): ScoredConcept[] => {
+    if (stats.toolCount === 0) return [];
+    let view = views.get(names);
+    if (!view) views.set(names, (view = { doc: new Map(names.map((name, i) => [name, i])), terms: new Map() }));
     const t = now();
-    let v = views.get(names);
-    if (!v || v.version !== stats.version || t - v.at > MAX_AGE_MS) {
-      v = { version: stats.version, at: t, postings: compile(names, stats, t) };
-      views.set(names, v);
-    }
-    if (v.postings.size === 0) return [];
     const out: ScoredConcept[] = [];
     for (const c of concepts) {
       const term = primaryTerm(c);
-      const p = term === undefined ? undefined : v.postings.get(term);
-      if (p) out.push({ alts: [{ postings: [p], weight: c.alternatives[0]?.weight ?? 1 }] });
+      const e = term === undefined ? undefined : stats.termOf(term);
+      if (term === undefined || !e) continue;
+      let kept = view.terms.get(term);
+      if (!kept || kept.v !== e.v || t - kept.at > MAX_AGE_MS) {
+        kept = { v: e.v, at: t, p: postingsOf(e, view.doc, 1 / scaleAt(t), names.length) };
+        view.terms.set(term, kept);
+      }
+      if (kept.p) out.push({ alts: [{ postings: [kept.p], weight: c.alternatives[0]?.weight ?? 1 }] });
     }
     return out;
   };

@@ -44,10 +44,23 @@ export function trimTerms(terms: Map<string, number>, max = MAX_TERMS_PER_TOOL):
   for (const [t, v] of kept) terms.set(t, v);
 }
 
-/** One replica's copy of the statistics (with the memory store, the statistics themselves). */
+/** The tools that learned one term; `v` is new after every change to them (a search's cache key). */
+export interface LearnedTerm {
+  tools: Map<string, number>;
+  v: number;
+}
+
+/**
+ * One replica's copy of the statistics (with the memory store, the statistics themselves). Kept
+ * twice over: per tool (bounds, export, reset) and per term (what a search looks up), both updated
+ * in place, so learning costs a search nothing but its own terms' lookups.
+ */
 export class LearnedStats {
   private table: ScaledTable = new Map();
-  /** Bumped on every change: compiled views rebuild when it moves. */
+  /** term → tool → scaled weight: the same entries as `table`, by term (`v`: changes with the term's entries). */
+  private byTerm = new Map<string, LearnedTerm>();
+  private clock = 0;
+  /** Bumped on every change. */
   version = 0;
 
   get toolCount(): number {
@@ -60,21 +73,51 @@ export class LearnedStats {
     let m = this.table.get(tool);
     if (!m) this.table.set(tool, (m = new Map()));
     const inc = weight * scaleAt(now);
-    for (const t of terms.slice(0, MAX_TERMS_PER_EVENT)) m.set(t, (m.get(t) ?? 0) + inc);
-    if (m.size > MAX_TERMS_PER_TOOL * SLACK) trimTerms(m);
+    for (const t of terms.slice(0, MAX_TERMS_PER_EVENT)) {
+      const v = (m.get(t) ?? 0) + inc;
+      m.set(t, v);
+      this.index(t, tool, v);
+    }
+    if (m.size > MAX_TERMS_PER_TOOL * SLACK) {
+      const before = [...m.keys()];
+      trimTerms(m);
+      for (const t of before) if (!m.has(t)) this.unindex(t, tool);
+    }
     if (this.table.size > MAX_TOOLS) this.dropWeakest();
     this.version++;
+  }
+
+  private index(term: string, tool: string, scaled: number): void {
+    let e = this.byTerm.get(term);
+    if (!e) this.byTerm.set(term, (e = { tools: new Map(), v: 0 }));
+    e.tools.set(tool, scaled);
+    e.v = ++this.clock;
+  }
+
+  private unindex(term: string, tool: string): void {
+    const e = this.byTerm.get(term);
+    if (!e) return;
+    e.tools.delete(tool);
+    e.v = ++this.clock;
+    if (e.tools.size === 0) this.byTerm.delete(term);
+  }
+
+  private remove(tool: string): boolean {
+    const m = this.table.get(tool);
+    if (!m) return false;
+    for (const t of m.keys()) this.unindex(t, tool);
+    return this.table.delete(tool);
   }
 
   /** Drops the weakest tools down to 95 % of the bound (so the sort is not paid on every new tool). */
   private dropWeakest(): void {
     const order = [...this.table].map(([t, m]) => [t, sum(m)] as const).sort((a, b) => a[1] - b[1]);
-    for (const [t] of order.slice(0, this.table.size - Math.floor(MAX_TOOLS * 0.95))) this.table.delete(t);
+    for (const [t] of order.slice(0, this.table.size - Math.floor(MAX_TOOLS * 0.95))) this.remove(t);
   }
 
   /** Forgets one tool; true when it had learned terms. */
   reset(tool: string): boolean {
-    const had = this.table.delete(tool);
+    const had = this.remove(tool);
     if (had) this.version++;
     return had;
   }
@@ -82,7 +125,14 @@ export class LearnedStats {
   /** Replaces everything (an import, or a refresh from the shared store). */
   replace(table: ScaledTable): void {
     this.table = table;
+    this.byTerm = new Map();
+    for (const [tool, m] of table) for (const [t, v] of m) this.index(t, tool, v);
     this.version++;
+  }
+
+  /** The tools that learned `term`, with their scaled weights (multiply by 1 / scaleAt(now)). */
+  termOf(term: string): Readonly<LearnedTerm> | undefined {
+    return this.byTerm.get(term);
   }
 
   /** The weights now: tool → term → weight, those decayed below MIN_WEIGHT left out. */

@@ -79,4 +79,35 @@ describe('learned term statistics', () => {
     // Without the hook the ranking is what it was.
     expect(ix.search(q, { k: 3 })).toEqual(before);
   });
+
+  it('scores from the statistics as they are now: every add, trim, drop, reset and import shows in the next search', () => {
+    const names = Array.from({ length: 30 }, (_, i) => `t.${i}`);
+    const s = new LearnedStats();
+    const boost = learnedBoost(s, () => T0);
+    const concept = (term: string) => ({ alternatives: [{ terms: [term], weight: 1 }] }) as never;
+    /** The tools (as documents) whose learned postings a search for `term` gets, with their order. */
+    const docsFor = (term: string) => [...(boost(names, [concept(term)])[0]?.alts[0]?.postings[0]?.docs ?? [])];
+    /** The same from the per-tool table (the export's view). */
+    const expected = (term: string) => names.flatMap((n, i) => ((s.weights(T0).get(n)?.get(term) ?? 0) >= MIN_WEIGHT ? [i] : []));
+    let seed = 3;
+    const rnd = (n: number) => ((seed = (Math.imul(seed, 1664525) + 1013904223) >>> 0) >>> 8) % n;
+    const terms = Array.from({ length: 200 }, (_, i) => `w${i}`);
+    for (let step = 0; step < 400; step++) {
+      const tool = names[rnd(10)]!; // 10 tools, 200 terms: tools go past 72 terms and are trimmed
+      if (step % 97 === 96) s.reset(tool);
+      else if (step === 250) s.replace(importTable({ version: 1, kind: 'toolgate.prefilter.learned', tools: { 't.3': { w1: 5 }, 't.1': { w1: 2, w2: 1 } } }, T0));
+      else s.add(tool, Array.from({ length: 1 + rnd(20) }, () => terms[rnd(terms.length)]!), 1 + rnd(3), T0);
+      if (step === 250) expect(docsFor('w1')).toEqual([1, 3]);
+      const probe = terms[rnd(terms.length)]!;
+      expect(docsFor(probe), `step ${step}, ${probe}`).toEqual(expected(probe));
+    }
+    // An impact grows with the tool's weight for the term, and no posting is left for a forgotten tool.
+    s.replace(new Map());
+    s.add('t.0', ['solo'], 1, T0);
+    const one = boost(names, [concept('solo')])[0]!.alts[0]!.postings[0]!.impacts[0]!;
+    s.add('t.0', ['solo'], 5, T0);
+    expect(boost(names, [concept('solo')])[0]!.alts[0]!.postings[0]!.impacts[0]!).toBeGreaterThan(one);
+    s.reset('t.0');
+    expect(boost(names, [concept('solo')])).toEqual([]);
+  });
 });
