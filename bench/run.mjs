@@ -23,6 +23,7 @@ const benches = [
   { name: 'SQL guard: the cost of one readOnlySql check', args: ['bench/sql-guard.mjs'] },
   { name: 'Identity: a JWT-authenticated call against an API-key call', args: ['bench/oidc-auth.mjs'] },
   { name: 'Result guards: CPU per KB of result', args: ['bench/result-guards.mjs'] },
+  { name: 'Redis mode (bench/redis-mode.mjs)', args: ['bench/redis-mode.mjs'] },
 ].filter((b) => only.length === 0 || only.some((o) => b.args.join(' ').includes(o)));
 
 const machine = `${cpus()[0]?.model ?? 'unknown CPU'}, ${cpus().length} cores, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}`;
