@@ -24,7 +24,7 @@ import { join, resolve } from 'node:path';
 import { request } from 'undici';
 import { benchEchoTool, requireDist, root } from './lib/gateway.mjs';
 import { load, median } from './lib/load.mjs';
-import { delay, freePort, spawnNode, spawnServer, stop } from './lib/proc.mjs';
+import { cpuMs, delay, freePort, spawnNode, spawnServer, stop } from './lib/proc.mjs';
 import { flag } from './lib/args.mjs';
 
 const connections = Number(flag('--connections', '32'));
@@ -157,7 +157,15 @@ try {
   const conc = Object.fromEntries(targets.map((t) => [t.id, []]));
   for (let i = 0; i < cycles; i++) {
     process.stderr.write(`redis-mode: ${connections} connections, cycle ${i + 1}/${cycles}…\n`);
-    for (const t of i % 2 === 0 ? targets : [...targets].reverse()) conc[t.id].push(await load({ ...shape(t), connections, duration: slice }));
+    for (const t of i % 2 === 0 ? targets : [...targets].reverse()) {
+      const gw0 = cpuMs(t.gw.pid);
+      const redis0 = cpuMs(redis.proc.pid);
+      const x = await load({ ...shape(t), connections, duration: slice });
+      // CPU per call answered: the gateway's, and (Redis targets) redis-server's, which shares the cores.
+      x.gwCpuUs = ((cpuMs(t.gw.pid) - gw0) * 1000) / x.requests;
+      x.redisCpuUs = t.redis ? ((cpuMs(redis.proc.pid) - redis0) * 1000) / x.requests : 0;
+      conc[t.id].push(x);
+    }
   }
   // Redis commands per call: a measured batch of calls on each Redis gateway alone, after its audit flushed.
   const commandsPerCall = {};
@@ -174,28 +182,31 @@ try {
   }
 
   const med = (xs, pick) => median(xs.map(pick));
-  const res = Object.fromEntries(targets.map((t) => [t.id, { rps: med(conc[t.id], (x) => x.rps), p50: med(conc[t.id], (x) => x.p50), p99: med(conc[t.id], (x) => x.p99), failed: conc[t.id].reduce((a, x) => a + x.non2xx + x.errors, 0) }]));
+  const res = Object.fromEntries(targets.map((t) => [t.id, { rps: med(conc[t.id], (x) => x.rps), p50: med(conc[t.id], (x) => x.p50), p99: med(conc[t.id], (x) => x.p99), gwCpuUs: med(conc[t.id], (x) => x.gwCpuUs), redisCpuUs: med(conc[t.id], (x) => x.redisCpuUs), failed: conc[t.id].reduce((a, x) => a + x.non2xx + x.errors, 0) }]));
   const ratio = (a, b, pick) => median(conc[a].map((x, i) => pick(x) / pick(conc[b][i])));
-  const ratios = { throughput: ratio('redis', 'memory', (x) => x.rps), p99: ratio('redis', 'memory', (x) => x.p99) };
-  const baseRatios = baseline ? { throughput: ratio('base-redis', 'base-memory', (x) => x.rps), p99: ratio('base-redis', 'base-memory', (x) => x.p99), redisVsBaseRedis: ratio('redis', 'base-redis', (x) => x.rps) } : undefined;
+  // CPU per call of the serving processes (the gateway, plus redis-server in Redis mode): steadier than calls/s on a loaded machine.
+  const cpuOf = (x) => x.gwCpuUs + x.redisCpuUs;
+  const ratios = { throughput: ratio('redis', 'memory', (x) => x.rps), p99: ratio('redis', 'memory', (x) => x.p99), cpu: ratio('redis', 'memory', cpuOf) };
+  const baseRatios = baseline ? { throughput: ratio('base-redis', 'base-memory', (x) => x.rps), p99: ratio('base-redis', 'base-memory', (x) => x.p99), redisVsBaseRedis: ratio('redis', 'base-redis', (x) => x.rps), cpu: ratio('base-redis', 'base-memory', cpuOf) } : undefined;
   const met = { throughput: ratios.throughput >= 0.85, p99: ratios.p99 <= 1.3 };
   const ok = (b) => (b ? 'met' : '**missed**');
   const n0 = (x) => Math.round(x).toLocaleString('en-US');
   const ms = (x) => `${x.toFixed(2)} ms`;
   const load1 = loadavg();
 
-  console.log(`| gateway | calls/s, ${connections} connections | p50 | p99 | Redis commands per call | vs in-memory (calls/s; p99) |`);
-  console.log('| --- | --- | --- | --- | --- | --- |');
+  console.log(`| gateway | calls/s, ${connections} connections | p50 | p99 | CPU per call: gateway + redis-server | Redis commands per call | vs in-memory (calls/s; p99) |`);
+  console.log('| --- | --- | --- | --- | --- | --- | --- |');
   for (const t of targets) {
     const x = res[t.id];
     const memId = t.id.replace('redis', 'memory');
     const vs = t.redis ? `${ratio(t.id, memId, (y) => y.rps).toFixed(2)}×; ${ratio(t.id, memId, (y) => y.p99).toFixed(2)}×` : '';
     const cmds = commandsPerCall[t.id];
     const cmdText = cmds ? `${cmds.perCall.toFixed(2)} (${Object.entries(cmds.commands).map(([c, k]) => `${c} ${k}`).join(', ')}; ${cmds.calls} calls)` : '';
-    console.log(`| ${t.label} | ${n0(x.rps)} | ${ms(x.p50)} | ${ms(x.p99)} | ${cmdText} | ${vs} |`);
+    const cpu = `${x.gwCpuUs.toFixed(0)}${t.redis ? ` + ${x.redisCpuUs.toFixed(0)}` : ''} µs`;
+    console.log(`| ${t.label} | ${n0(x.rps)} | ${ms(x.p50)} | ${ms(x.p99)} | ${cpu} | ${cmdText} | ${vs} |`);
   }
-  console.log(`\nTargets (this build, medians of per-cycle ratios): Redis mode calls/s ${ratios.throughput.toFixed(2)}× in-memory, target ≥ 0.85× (${ok(met.throughput)}); p99 ${ratios.p99.toFixed(2)}× in-memory, target ≤ 1.3× (${ok(met.p99)}).`);
-  if (baseRatios) console.log(`Baseline (${baseline}): Redis mode ${baseRatios.throughput.toFixed(2)}× its in-memory calls/s, p99 ${baseRatios.p99.toFixed(2)}×; this build's Redis mode gives ${baseRatios.redisVsBaseRedis.toFixed(2)}× the baseline's Redis-mode calls/s.`);
+  console.log(`\nTargets (this build, medians of per-cycle ratios): Redis mode calls/s ${ratios.throughput.toFixed(2)}× in-memory, target ≥ 0.85× (${ok(met.throughput)}); p99 ${ratios.p99.toFixed(2)}× in-memory, target ≤ 1.3× (${ok(met.p99)}); CPU per call (gateway + redis-server) ${ratios.cpu.toFixed(2)}× in-memory's.`);
+  if (baseRatios) console.log(`Baseline (${baseline}): Redis mode ${baseRatios.throughput.toFixed(2)}× its in-memory calls/s, p99 ${baseRatios.p99.toFixed(2)}×, CPU per call ${baseRatios.cpu.toFixed(2)}×; this build's Redis mode gives ${baseRatios.redisVsBaseRedis.toFixed(2)}× the baseline's Redis-mode calls/s.`);
   console.log(
     `\nEach call names a session (loop guard) and counts against a per-caller rate limit of 10⁹ per 60 s; audit to a file, and in Redis mode to the stream too. ` +
       `autocannon runs in the bench process; the upstream, the gateways and redis-server are separate processes on this machine's ${cpus().length} cores. ` +
@@ -204,7 +215,7 @@ try {
       `Load average ${load0.map((x) => x.toFixed(2)).join(' ')} at the start, ${load1.map((x) => x.toFixed(2)).join(' ')} at the end.` +
       (Object.values(res).some((x) => x.failed > 0) ? ` Failed requests: ${targets.map((t) => `${t.id} ${res[t.id].failed}`).join(', ')}.` : ''),
   );
-  console.log(JSON.stringify({ bench: 'redis-mode', cores: cpus().length, connections, cycles, slice, results: res, ratios, met, commandsPerCall, ...(baseRatios ? { baseline: baseRatios } : {}), loadavg: { start: load0, end: load1 } }));
+  console.log(JSON.stringify({ bench: 'redis-mode', cores: cpus().length, connections, cycles, slice, results: res, ratios, met, commandsPerCall, perCycle: Object.fromEntries(targets.map((t) => [t.id, conc[t.id].map((x) => ({ rps: Math.round(x.rps), p99: Number(x.p99.toFixed(2)) }))])), ...(baseRatios ? { baseline: baseRatios } : {}), loadavg: { start: load0, end: load1 } }));
 } catch (e) {
   console.error(e);
   exitCode = 1;
