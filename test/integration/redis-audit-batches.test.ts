@@ -50,14 +50,15 @@ describe('audit stream batches', () => {
   });
 
   it('250 records land in order, in three script calls', async () => {
-    const s = sink('toolgate:audit:batch-order');
-    await eventually(async () => (await s.flush(), true), 'connected');
-    await new Promise((r) => setTimeout(r, 100));
+    const stream = 'toolgate:audit:batch-order';
+    const s = sink(stream);
+    s.write(auditRecord({ event: 'call', callId: 'warm' }));
+    await eventually(async () => (await s.flush(), s.spooled === 0 && (await streamCallIds(client, stream)).length === 1), 'connected');
     await client.config('RESETSTAT');
     for (const r of records(0, 250)) s.write(r);
     await s.flush();
     expect(await scriptCalls(client)).toBe(3);
-    expect(await streamCallIds(client, 'toolgate:audit:batch-order')).toEqual(callIds(0, 250));
+    expect(await streamCallIds(client, stream)).toEqual(['warm', ...callIds(0, 250)]);
     await s.close();
   });
 
@@ -65,14 +66,13 @@ describe('audit stream batches', () => {
     const stream = 'toolgate:audit:batch-lost-ack';
     const s = sink(stream);
     for (const r of records(0, 10)) s.write(r);
-    await s.flush();
+    await eventually(async () => (await s.flush(), s.spooled === 0 && (await streamCallIds(client, stream)).length === 10), 'connected, the first records in');
     redis.pause();
     for (const r of records(10, 150)) s.write(r);
-    const flushed = s.flush(); // sent, but the answer never comes in time
-    await new Promise((r) => setTimeout(r, 2300));
-    redis.resume(); // Redis now runs the batch it had received: the records are in, the ack was lost
+    const flushed = s.flush(); // sent, but the answer never comes in time: spooled after the command timeout
+    await eventually(async () => s.spooled > 0, 'the unanswered batch spooled');
+    redis.resume(); // Redis now runs the batches it had received: the records are in, the acks were lost
     await flushed;
-    expect(s.spooled).toBeGreaterThan(0);
     await eventually(async () => s.spooled === 0, 'spool replayed');
     for (const r of records(150, 160)) s.write(r);
     await s.close();
@@ -83,7 +83,7 @@ describe('audit stream batches', () => {
     const stream = 'toolgate:audit:batch-killed';
     const s = sink(stream);
     for (const r of records(0, 5)) s.write(r);
-    await s.flush();
+    await eventually(async () => (await s.flush(), s.spooled === 0 && (await streamCallIds(client, stream)).length === 5), 'connected, the first records in');
     for (const r of records(5, 1005)) s.write(r);
     const flushed = s.flush();
     await new Promise((r) => setTimeout(r, 5)); // some batches out, most not
