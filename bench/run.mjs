@@ -25,6 +25,7 @@ const benches = [
   { name: 'Result guards: CPU per KB of result', args: ['bench/result-guards.mjs'] },
   { name: 'MCP sessions at scale: 10,000 sessions, 2,000 GET streams', args: ['bench/mcp-sessions.mjs'] },
   { name: 'A hundred MCP servers in tools.d', args: ['bench/mcp-hundred.mjs'] },
+  { name: 'Redis mode (bench/redis-mode.mjs)', args: ['bench/redis-mode.mjs'] },
 ].filter((b) => only.length === 0 || only.some((o) => b.args.join(' ').includes(o)));
 
 const machine = `${cpus()[0]?.model ?? 'unknown CPU'}, ${cpus().length} cores, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, Node ${process.version}`;

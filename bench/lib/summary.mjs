@@ -93,6 +93,13 @@ export function summaryRows(blocks) {
     add('http-overhead', `p50 added at ${h.rate} req/s`, `+${f(h.ratios.addedP50AtRate)} ms`, '< 1 ms', h.met.addedP50AtRate);
     if (h.floor) add('http-overhead', `throughput of toolgate's front alone (pipeline bypassed) vs bare, ${h.connections} connections`, `${f(h.floor.throughput)}×; the full pipeline ${f(h.floor.pipelineThroughput)}× the front alone`);
   }
+  const rm = blocks['redis-mode']?.data;
+  if (rm) {
+    add('redis-mode', `Redis mode (session, caller rate limit, audit stream) vs in-memory state, calls/s, ${rm.connections} connections`, `${f(rm.ratios.throughput)}×`, '≥ 0.85×', rm.met.throughput);
+    add('redis-mode', `Redis mode vs in-memory state, p99, ${rm.connections} connections`, `${f(rm.ratios.p99)}×`, '≤ 1.3×', rm.met.p99);
+    const cpc = rm.commandsPerCall?.redis?.perCall;
+    if (Number.isFinite(cpc)) add('redis-mode', 'Redis commands per call (audit batches included)', f(cpc));
+  }
   const mem = blocks.memory?.data;
   if (mem) {
     const mib = (b) => `${f(b / 2 ** 20, 1)} MiB`;

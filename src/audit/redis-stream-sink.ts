@@ -5,18 +5,27 @@ import { Spool } from './spool.js';
 import type { AuditRecord, AuditSink } from './types.js';
 
 /**
- * Adds a record once: the seen-marker and the XADD happen atomically, so replaying a record whose
- * ack was lost (Redis applied it, the connection dropped) adds nothing the second time.
+ * Adds a batch of records, each once and in order: each record's seen-marker and its XADD happen in
+ * one atomic script, so replaying a batch whose ack was lost (Redis applied it, the connection
+ * dropped) adds nothing the second time. KEYS: the stream, then one seen-marker per record;
+ * ARGV: MAXLEN, the marker TTL, then the records. Returns how many were added.
  */
-const ADD_ONCE = `
-if redis.call('SET', KEYS[2], '1', 'NX', 'EX', ARGV[3]) then
-  return redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[2], '*', 'record', ARGV[1])
+const ADD_BATCH = `
+local added = 0
+for i = 2, #KEYS do
+  if redis.call('SET', KEYS[i], '1', 'NX', 'EX', ARGV[2]) then
+    redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[1], '*', 'record', ARGV[i + 1])
+    added = added + 1
+  end
 end
-return false`;
+return added`;
 
 /** How long a record id is remembered against replays. */
 const SEEN_TTL_SECONDS = 24 * 3600;
-const PIPELINE = 100;
+/** Records per script call: one round trip each (Redis runs a batch in well under a millisecond). */
+const BATCH = 100;
+
+type AddBatch = (numKeys: number, ...args: string[]) => Promise<unknown>;
 
 export interface StreamSinkOptions {
   url: string;
@@ -38,7 +47,9 @@ export interface StreamSinkOptions {
 export class RedisStreamSink implements AuditSink {
   private readonly client: Promise<Redis>;
   private readonly spool: Spool;
+  /** Records written since the last pump, with their ids (known here: no parse to find them). */
   private queue: string[] = [];
+  private queueIds: string[] = [];
   private chain: Promise<void> = Promise.resolve();
   private timer: NodeJS.Timeout | undefined;
   private readonly retry: NodeJS.Timeout;
@@ -50,6 +61,7 @@ export class RedisStreamSink implements AuditSink {
     this.client = connectRedis(opts.url, redisClientOptions()).then((c) => {
       c.on('ready', () => void this.flush().catch(() => undefined));
       c.on('error', () => undefined); // surfaces as failed sends, which spool
+      c.defineCommand('tgAuditBatch', { lua: ADD_BATCH }); // EVALSHA, with EVAL once on NOSCRIPT
       return c;
     });
     this.client.catch((e: unknown) => opts.onWarning?.('audit stream: cannot load the Redis client', e));
@@ -62,6 +74,7 @@ export class RedisStreamSink implements AuditSink {
   write(record: AuditRecord): void {
     if (this.closed) throw new Error('audit sink is closed');
     this.queue.push(JSON.stringify(record));
+    this.queueIds.push(record.id);
     this.timer ??= setTimeout(() => void this.flush().catch(() => undefined), this.opts.flushIntervalMs ?? 25);
   }
 
@@ -86,14 +99,22 @@ export class RedisStreamSink implements AuditSink {
 
   private async pump(): Promise<void> {
     const batch = this.queue.splice(0);
+    const ids = this.queueIds.splice(0);
     const c = await this.client.catch(() => undefined);
     const up = c?.status === 'ready';
     if (c && up && this.spool.size > 0) {
-      const lines = (await this.spool.read()).filter((l) => recordId(l) !== undefined); // a torn last line from a crash is dropped
-      await this.spool.keep(lines.slice(await this.send(c, lines)));
+      const lines: string[] = [];
+      const spooledIds: string[] = [];
+      for (const l of await this.spool.read()) {
+        const id = recordId(l);
+        if (id === undefined) continue; // a torn last line from a crash is dropped
+        lines.push(l);
+        spooledIds.push(id);
+      }
+      await this.spool.keep(lines.slice(await this.send(c, lines, spooledIds)));
     }
     if (batch.length === 0) return;
-    const sent = c && up && this.spool.size === 0 ? await this.send(c, batch) : 0;
+    const sent = c && up && this.spool.size === 0 ? await this.send(c, batch, ids) : 0;
     if (sent < batch.length) {
       if (!this.spooling) this.opts.onWarning?.('audit stream unreachable: spooling records locally until Redis returns');
       await this.spool.append(batch.slice(sent));
@@ -101,19 +122,17 @@ export class RedisStreamSink implements AuditSink {
     this.spooling = this.spool.size > 0;
   }
 
-  /** Sends in order; returns how many were delivered before the first failure. */
-  private async send(c: Redis, lines: readonly string[]): Promise<number> {
-    for (let i = 0; i < lines.length; i += PIPELINE) {
-      const chunk = lines.slice(i, i + PIPELINE);
-      const p = c.pipeline();
-      for (const line of chunk) {
-        const id = recordId(line) ?? sha256Hex(line);
-        p.eval(ADD_ONCE, 2, this.opts.stream, `toolgate:audit:seen:${id}`, line, String(this.opts.maxLen), String(SEEN_TTL_SECONDS));
+  /** Sends in order, one script call per batch; returns how many were delivered before the first failure. */
+  private async send(c: Redis, lines: readonly string[], ids: readonly string[]): Promise<number> {
+    const add = (c as unknown as { tgAuditBatch: AddBatch }).tgAuditBatch.bind(c);
+    for (let i = 0; i < lines.length; i += BATCH) {
+      const chunk = lines.slice(i, i + BATCH);
+      const seen = ids.slice(i, i + BATCH).map((id, k) => `toolgate:audit:seen:${id || sha256Hex(chunk[k]!)}`);
+      try {
+        await add(1 + chunk.length, this.opts.stream, ...seen, String(this.opts.maxLen), String(SEEN_TTL_SECONDS), ...chunk);
+      } catch {
+        return i; // this batch and the rest are spooled; a replay skips whatever Redis did add
       }
-      const results = await p.exec().catch(() => null);
-      if (!results) return i;
-      const failed = results.findIndex(([err]) => err);
-      if (failed >= 0) return i + failed;
     }
     return lines.length;
   }

@@ -12,16 +12,26 @@ const skipping = new WeakMap<StateStore, Set<string>>();
  * Returns undefined when skipped.
  */
 export async function failOpen<T>(store: StateStore, stage: string, warn: StageWarn | undefined, fn: () => Promise<T>): Promise<T | undefined> {
-  let set = skipping.get(store);
   try {
     const out = await fn();
-    set?.delete(stage);
+    working(store, stage);
     return out;
   } catch (e) {
     if (!isGatewayError(e) || e.code !== 'UNAVAILABLE') throw e;
-    if (!set) skipping.set(store, (set = new Set()));
-    if (!set.has(stage)) warn?.(`${stage} skipped: shared state is unavailable`, e);
-    set.add(stage);
+    skipped(store, stage, warn, e);
     return undefined;
   }
+}
+
+/** The stage reached the store again: its next outage is logged anew. */
+export function working(store: StateStore, stage: string): void {
+  skipping.get(store)?.delete(stage);
+}
+
+/** The stage is skipped for the store's outage `e`: logged once per outage. */
+export function skipped(store: StateStore, stage: string, warn: StageWarn | undefined, e: unknown): void {
+  let set = skipping.get(store);
+  if (!set) skipping.set(store, (set = new Set()));
+  if (!set.has(stage)) warn?.(`${stage} skipped: shared state is unavailable`, e);
+  set.add(stage);
 }

@@ -15,8 +15,7 @@ import { newId } from '../util/ids.js';
 import { execute, newTrail, type Adapters, type ClientGone, type PolicyTrail } from './execute.js';
 import { fallbackFor } from './fallback.js';
 import { Idempotency } from './idempotency.js';
-import { checkLoop } from './loop-guard.js';
-import { checkRateLimits } from './rate-limit.js';
+import { admit } from './admit.js';
 import { capResultInfo, normalizeResult } from './normalize.js';
 import { secretMatcher } from '../audit/secrets.js';
 import { resolveTool } from './resolve.js';
@@ -186,20 +185,21 @@ export class CallPipeline {
       const tool = (run.tool = resolveTool(this.deps.registry(), req.toolName, req.caller));
       const checked = validateArguments(tool, req.args, this.deps.limits.maxArgumentDepth);
       const args = tool.guards.length === 0 ? checked : await applyGuards(tool, checked);
-      // An approved call was counted when it was asked for; a fallback counts as its first call.
-      if (!req.approval && fallbackDepth === 0 && (this.deps.limits.rateLimit || tool.rateLimit)) await checkRateLimits(this.deps.state, { caller: this.deps.limits.rateLimit, tool: tool.rateLimit }, { caller, tool: tool.name }, this.deps.onWarning);
       const argsDigest = (run.argsDigest = digest(args));
-      if (req.idempotencyKey && !req.approval) {
-        const idemDigest = digest({ tool: tool.name, args });
-        const prior = await this.idempotency.begin(owner, req.idempotencyKey, idemDigest);
-        if (prior) {
-          span?.settled('replayed');
-          return this.replay(req, tool, prior.replay, started);
-        }
-        run.idem = { key: req.idempotencyKey, digest: idemDigest };
-      }
       if (!req.approval) {
-        if (req.sessionId) await checkLoop(this.deps.state, this.deps.limits, { caller, sessionId: req.sessionId, tool: tool.name, argsDigest }, this.deps.onWarning);
+        // An approved call was counted when it was asked for; a fallback counts as its first call.
+        const limits = this.deps.limits;
+        const rate = fallbackDepth === 0 && (limits.rateLimit || tool.rateLimit) ? { caller: limits.rateLimit, tool: tool.rateLimit } : undefined;
+        const idem = req.idempotencyKey ? { owner, key: req.idempotencyKey, digest: digest({ tool: tool.name, args }) } : undefined;
+        const loop = req.sessionId ? { sessionId: req.sessionId, argsDigest, loopRepeats: limits.loopRepeats, loopWindowSeconds: limits.loopWindowSeconds } : undefined;
+        if (rate || idem || loop) {
+          const prior = await admit(this.deps.state, this.idempotency, { caller, tool: tool.name, rate, idem, loop }, this.deps.onWarning);
+          if (prior) {
+            span?.settled('replayed');
+            return this.replay(req, tool, prior.replay, started);
+          }
+          if (idem) run.idem = { key: idem.key, digest: idem.digest };
+        }
         if (await needsConfirmation(tool.confirm, args)) {
           const pending = await this.deps.gate(tool, args, req, callId);
           if (run.idem) await this.idempotency.complete(owner, run.idem.key, run.idem.digest, pending);

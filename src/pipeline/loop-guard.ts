@@ -15,13 +15,20 @@ export async function checkLoop(
   call: { caller: string; sessionId: string; tool: string; argsDigest: string },
   warn?: StageWarn,
 ): Promise<void> {
-  const key = `toolgate:loop:${sha256Hex(`${call.caller}\u0000${call.sessionId}\u0000${call.tool}\u0000${call.argsDigest}`)}`;
+  const key = loopKey(call);
   const n = await failOpen(store, 'loop guard', warn, () => store.increment(key, limits.loopWindowSeconds * 1000));
-  if (n !== undefined && n > limits.loopRepeats) {
-    const retryMs = (await store.ttl(key).catch(() => undefined)) ?? limits.loopWindowSeconds * 1000;
-    throw new GatewayError('LOOP_DETECTED', `'${call.tool}' was called ${n} times with the same arguments in this session`, {
-      retryAfterSeconds: retryMs / 1000,
-      modelMessage: `You have called '${call.tool}' with the same arguments ${n} times; the result will not change. Stop repeating this call and change your approach, or ask the user.`,
-    });
-  }
+  if (n !== undefined && n > limits.loopRepeats) throw loopDetected(limits, call.tool, n, await store.ttl(key).catch(() => undefined));
+}
+
+/** The counter of one session repeating one call. */
+export function loopKey(call: { caller: string; sessionId: string; tool: string; argsDigest: string }): string {
+  return `toolgate:loop:${sha256Hex(`${call.caller}\u0000${call.sessionId}\u0000${call.tool}\u0000${call.argsDigest}`)}`;
+}
+
+/** The refusal of the `n`th repeat, `retryMs` before the window ends (undefined: a whole window). */
+export function loopDetected(limits: { loopWindowSeconds: number }, tool: string, n: number, retryMs: number | undefined): GatewayError {
+  return new GatewayError('LOOP_DETECTED', `'${tool}' was called ${n} times with the same arguments in this session`, {
+    retryAfterSeconds: (retryMs ?? limits.loopWindowSeconds * 1000) / 1000,
+    modelMessage: `You have called '${tool}' with the same arguments ${n} times; the result will not change. Stop repeating this call and change your approach, or ask the user.`,
+  });
 }

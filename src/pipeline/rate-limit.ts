@@ -20,17 +20,37 @@ export async function checkRateLimits(
   call: { caller: string; tool: string },
   warn?: StageWarn,
 ): Promise<void> {
-  if (limits.caller) await check(store, `toolgate:rl:caller:${sha256Hex(call.caller)}`, limits.caller, warn, `this caller is limited to ${limits.caller.requests} calls per ${limits.caller.windowSeconds} s`);
-  if (limits.tool) await check(store, `toolgate:rl:tool:${sha256Hex(call.tool)}`, limits.tool, warn, `'${call.tool}' is limited to ${limits.tool.requests} calls per ${limits.tool.windowSeconds} s`);
+  for (const c of rateCounters(limits, call)) await check(store, c, warn);
 }
 
-async function check(store: StateStore, key: string, limit: RateLimit, warn: StageWarn | undefined, what: string): Promise<void> {
-  const windowMs = limit.windowSeconds * 1000;
-  const n = await failOpen(store, 'rate limit', warn, () => store.increment(key, windowMs));
-  if (n === undefined || n <= limit.requests) return;
-  const retryMs = (await store.ttl(key).catch(() => undefined)) ?? windowMs;
-  const seconds = Math.max(1, Math.ceil(retryMs / 1000));
-  throw new GatewayError('RATE_LIMITED', `rate limit reached: ${what}`, {
+/** A limit as a counter in the store, with its refusal's wording. */
+export interface RateCounter {
+  readonly key: string;
+  readonly windowMs: number;
+  readonly limit: number;
+  readonly what: string;
+}
+
+/** The counters a call increments, in order: the caller's, then the tool's. */
+export function rateCounters(limits: { caller?: RateLimit | undefined; tool?: RateLimit | undefined }, call: { caller: string; tool: string }): RateCounter[] {
+  const out: RateCounter[] = [];
+  const add = (key: string, l: RateLimit, what: string) => out.push({ key, windowMs: l.windowSeconds * 1000, limit: l.requests, what });
+  if (limits.caller) add(`toolgate:rl:caller:${sha256Hex(call.caller)}`, limits.caller, `this caller is limited to ${limits.caller.requests} calls per ${limits.caller.windowSeconds} s`);
+  if (limits.tool) add(`toolgate:rl:tool:${sha256Hex(call.tool)}`, limits.tool, `'${call.tool}' is limited to ${limits.tool.requests} calls per ${limits.tool.windowSeconds} s`);
+  return out;
+}
+
+async function check(store: StateStore, c: RateCounter, warn: StageWarn | undefined): Promise<void> {
+  const n = await failOpen(store, 'rate limit', warn, () => store.increment(c.key, c.windowMs));
+  if (n === undefined || n <= c.limit) return;
+  throw rateLimited(c, await store.ttl(c.key).catch(() => undefined));
+}
+
+/** The refusal of a counter over its limit, `retryMs` before its window ends (undefined: a whole window). */
+export function rateLimited(c: RateCounter, retryMs: number | undefined): GatewayError {
+  const { what } = c;
+  const seconds = Math.max(1, Math.ceil((retryMs ?? c.windowMs) / 1000));
+  return new GatewayError('RATE_LIMITED', `rate limit reached: ${what}`, {
     retryAfterSeconds: seconds,
     modelMessage: `Too many calls: ${what}. Wait ${seconds} seconds before calling again.`,
   });

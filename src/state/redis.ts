@@ -1,6 +1,7 @@
 import type { Redis, RedisOptions } from 'ioredis';
 import { GatewayError } from '../errors.js';
 import type { StateStore } from './types.js';
+import { ADMIT_LUA, admitArgs, admitReply, type AdmitPlan, type AdmitResult } from './admit.js';
 
 /** INCR with a window: the first increment (or a key somehow left without TTL) starts the window. */
 const INCREMENT = `
@@ -13,6 +14,22 @@ const ADD_TO_SET = `
 redis.call('SADD', KEYS[1], ARGV[1])
 redis.call('PEXPIRE', KEYS[1], ARGV[2])
 return 1`;
+
+/** The scripts, sent by EVALSHA (ioredis falls back to EVAL once on NOSCRIPT, e.g. after a Redis restart). */
+type Script = (...args: (string | number)[]) => Promise<unknown>;
+interface Scripted {
+  tgIncrement: Script;
+  tgAddToSet: Script;
+  tgAdmit: Script;
+}
+
+function defineScripts(c: Redis): void {
+  c.defineCommand('tgIncrement', { numberOfKeys: 1, lua: INCREMENT });
+  c.defineCommand('tgAddToSet', { numberOfKeys: 1, lua: ADD_TO_SET });
+  c.defineCommand('tgAdmit', { lua: ADMIT_LUA });
+}
+
+const scripts = (c: Redis) => c as unknown as Scripted;
 
 /** Sets carry no per-member expiry: the whole set expires this long after its last addition. */
 const SET_TTL_MS = 8 * 24 * 3600 * 1000;
@@ -63,6 +80,7 @@ export class RedisStore implements StateStore {
       c.on('ready', () => this.status(true));
       c.on('close', () => this.status(false));
       c.on('error', () => undefined); // reported through 'close' and failed commands
+      defineScripts(c);
       return c;
     });
     this.client.catch(() => undefined);
@@ -109,11 +127,11 @@ export class RedisStore implements StateStore {
   }
 
   async increment(key: string, windowMs: number): Promise<number> {
-    return Number(await this.run((c) => c.eval(INCREMENT, 1, key, String(ttl(windowMs)))));
+    return Number(await this.run((c) => scripts(c).tgIncrement(key, String(ttl(windowMs)))));
   }
 
   async addToSet(key: string, member: string): Promise<void> {
-    await this.run((c) => c.eval(ADD_TO_SET, 1, key, member, String(SET_TTL_MS)));
+    await this.run((c) => scripts(c).tgAddToSet(key, member, String(SET_TTL_MS)));
   }
 
   async removeFromSet(key: string, member: string): Promise<void> {
@@ -127,6 +145,11 @@ export class RedisStore implements StateStore {
   async ttl(key: string): Promise<number | undefined> {
     const ms = await this.run((c) => c.pttl(key));
     return ms < 0 ? undefined : ms;
+  }
+
+  /** Rate limits, the idempotency claim and the loop guard of one call: one script, one round trip. */
+  async admit(plan: AdmitPlan): Promise<AdmitResult> {
+    return this.run(async (c) => admitReply(await scripts(c).tgAdmit(...admitArgs(plan))));
   }
 
   async close(): Promise<void> {

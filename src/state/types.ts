@@ -2,6 +2,8 @@
  * Shared state behind one interface: memory on one machine, Redis across replicas.
  * Every key expires; every operation that decides something is atomic.
  */
+import type { AdmitPlan, AdmitResult } from './admit.js';
+
 export interface StateStore {
   /** Stores `value` only if `key` is absent; true when it was stored. */
   setIfAbsent(key: string, value: string, ttlMs: number): Promise<boolean>;
@@ -16,5 +18,10 @@ export interface StateStore {
   members(key: string): Promise<string[]>;
   /** Milliseconds until `key` expires, or undefined when absent. */
   ttl(key: string): Promise<number | undefined>;
+  /**
+   * Applies a call's admission plan in one atomic step (one round trip); a store without it gets
+   * the plan applied with the operations above, in the same order (src/pipeline/admit.ts).
+   */
+  admit?(plan: AdmitPlan): Promise<AdmitResult>;
   close(): Promise<void>;
 }
