@@ -26,7 +26,7 @@ import { cpus } from 'node:os';
 import { dirname, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { learningCurves, learningLatency } from './lib/prefilter-learn.mjs';
-import { loadMixedSet, mixedCatalog } from './lib/mixed-catalog.mjs';
+import { equalSizeGrowth, loadMixedSet, mixedCatalog } from './lib/mixed-catalog.mjs';
 
 const root = new URL('../', import.meta.url);
 const args = process.argv.slice(2);
@@ -303,6 +303,17 @@ if (!haveDev) {
       figures.mixed = { devAlone: v.dev.alone.rec5, devMerged: v.dev.merged.rec5, ownAlone: v.own.alone.rec5, ownMerged: v.own.merged.rec5 };
     }
   }
+  // What growth alone costs: half of a part plus the other half of it (same style) or plus as many
+  // tools of the other part (other style); see equalSizeGrowth in bench/lib/mixed-catalog.mjs.
+  const g = equalSizeGrowth({ devTools: tools, devQueries, ownTools: own.tools, ownQueries: own.queries, build: rankers.prefilter, evaluate });
+  const sign = (x) => `${x >= 0 ? '+' : ''}${f3(x)}`;
+  for (const [set, x, have] of [['MetaTool dev', g.dev, devQueries.length > 0], ['own mixed set (long docs)', g.own, true]]) {
+    if (!have) continue;
+    const [a, b] = x.halfTools;
+    rows.push(`| ${set}, half + its other half | en | ${a}/${b} → ${a + b} | ${x.n} | ${dash} | ${f3(x.sameStyle)} | ${dash} | ${dash} | ${dash} | ${dash} | ${dash} | ` +
+      `toolgate prefilter, each half of the part plus its other half (same style): recall@5 ${f3(x.alone)} → ${f3(x.sameStyle)} (${sign(x.sameStyle - x.alone)}); plus as many tools of the other part (other style): ${f3(x.otherStyle)} (${sign(x.otherStyle - x.alone)}) |`);
+  }
+  figures.mixedGrowth = { dev: g.dev, own: g.own };
 }
 
 // --- the Chinese catalog set (issue 27.4): Chinese-described tools, Chinese queries, against BM25 over bigrams

@@ -37,3 +37,37 @@ export function mixedCatalog({ devTools, devQueries, ownTools, ownQueries, ranke
   }
   return out;
 }
+
+/**
+ * The loss a catalog's growth alone costs, to read the merged rows against: each part is cut in
+ * two halves (the dev tools alternately, our set by server, every other namespace), and each
+ * half's queries are ranked against the half alone, the half plus the other half of its own part
+ * (same style), and the half plus as many tools of the other part (other style). Both additions
+ * are the same size, so their difference is what the other style costs beyond more tools.
+ * Returns { dev, own }: each { alone, sameStyle, otherStyle } recall@5, averaged over the two halves
+ * (weighted by their queries).
+ */
+export function equalSizeGrowth({ devTools, devQueries, ownTools, ownQueries, build, evaluate }) {
+  const ns = (t) => t.name.split('.')[0];
+  const servers = [...new Set(ownTools.map(ns))];
+  const ownHalves = [0, 1].map((h) => ownTools.filter((t) => servers.indexOf(ns(t)) % 2 === h));
+  const devHalves = [0, 1].map((h) => devTools.filter((_, i) => i % 2 === h));
+  const part = (halves, queries, others) => {
+    const sum = { alone: 0, sameStyle: 0, otherStyle: 0, n: 0 };
+    for (const h of [0, 1]) {
+      const mine = halves[h];
+      const same = halves[1 - h];
+      const other = others[h].slice(0, same.length);
+      const names = new Set(mine.map((t) => t.name));
+      const qs = queries.filter((q) => names.has(q.gold[0]));
+      if (qs.length === 0) continue;
+      sum.alone += evaluate(build(mine), qs).rec5 * qs.length;
+      sum.sameStyle += evaluate(build([...mine, ...same]), qs).rec5 * qs.length;
+      sum.otherStyle += evaluate(build([...mine, ...other]), qs).rec5 * qs.length;
+      sum.n += qs.length;
+    }
+    const n = sum.n || 1;
+    return { alone: sum.alone / n, sameStyle: sum.sameStyle / n, otherStyle: sum.otherStyle / n, n: sum.n, halfTools: [halves[0].length, halves[1].length] };
+  };
+  return { dev: part(devHalves, devQueries, ownHalves), own: part(ownHalves, ownQueries, devHalves) };
+}

@@ -35,6 +35,8 @@ export function summaryRows(blocks) {
     if (p.dev) add('prefilter', 'recall@5, MetaTool dev sample, per query (per tool)', `${f(p.dev.recall5, 3)} (${f(p.devPerTool?.recall5, 3)})`, '≥ 0.80', p.dev.recall5 >= 0.8);
     if (p.zhToEn) add('prefilter', 'recall@5, Chinese queries → English-only tools', f(p.zhToEn.recall5, 3));
     if (p.zhNative) add('prefilter', 'recall@5, Chinese queries → Chinese-described tools, vs BM25 over bigrams', `${f(p.zhNative.recall5, 3)} vs ${f(p.zhNative.bigramRecall5, 3)}`, '≥ +0.08', p.zhNative.recall5 - p.zhNative.bigramRecall5 >= 0.08);
+    const m = p.mixed;
+    if (m) add('prefilter', 'recall@5 change, mixed catalog merged vs alone: dev / own set', `${f(m.devMerged - m.devAlone, 3)} / ${f(m.ownMerged - m.ownAlone, 3)}`, '≥ −0.03 each', m.devMerged - m.devAlone >= -0.03 && m.ownMerged - m.ownAlone >= -0.03);
     if (p.scale5000) add('prefilter', 'p95 query latency, 5,000 tools', `${f(p.scale5000.p95)} ms`, '≤ 2 ms', p.scale5000.p95 <= 2);
     if (p.scale20000) add('prefilter', 'p95 query latency, 20,000 tools', `${f(p.scale20000.p95)} ms`, '≤ 10 ms', p.scale20000.p95 <= 10);
     // prefilter.learn (issue 27.2/27.5): the learning curve, and the latency targets with learning on.
