@@ -14,52 +14,118 @@ import { GATEWAY_SCHEME } from './uris.js';
  */
 export type TemplateRoute = (uri: string) => string | undefined;
 
-/** The SDK's bounds: no template or URI longer is matched (and no regular expression is built over one). */
-const MAX_URI = 1_000_000;
+/**
+ * The longest URI matched. Far above any real resource URI; the matcher is linear in it, so the
+ * bound only keeps one request's work and memory small.
+ */
+const MAX_URI = 65_536;
 const EXPR = /(\{[^{}]*\})/;
 
-const esc = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 const isExpr = (part: string) => part.startsWith('{') && part.endsWith('}');
 
-/** The text one expression matches (without a capture group), as the SDK's partToRegExp. */
-function expressionPattern(expr: string): string {
+/**
+ * What a URI is matched against: literal text, or a run of characters of one class. A run with
+ * `commas` is a list of such runs joined by single commas (an exploded or multi-name expression).
+ */
+type Token = { readonly lit: string } | { readonly run: (c: string) => boolean; readonly commas: boolean };
+
+const ANY = () => true;
+const SEGMENT_CHAR = (c: string) => c !== '/' && c !== ',';
+const QUERY_VALUE_CHAR = (c: string) => c !== '&';
+
+/** The tokens one expression matches, as the SDK's UriTemplate matches it (RFC 6570 level 1 and the operators `+ # . / ? &`). */
+function expressionTokens(expr: string): Token[] {
   const op = /^[+#./?&]/.exec(expr)?.[0] ?? '';
   const names = expr
     .slice(op.length)
     .split(',')
     .map((n) => n.replace('*', '').trim())
     .filter((n) => n.length > 0);
-  const segment = expr.includes('*') || names.length > 1 ? '[^/,]+(?:,[^/,]+)*' : '[^/,]+';
+  const segment: Token = { run: SEGMENT_CHAR, commas: expr.includes('*') || names.length > 1 };
   switch (op) {
     case '+':
-      return '.+';
+      return [{ run: ANY, commas: false }];
     case '#':
-      return '#.+';
+      return [{ lit: '#' }, { run: ANY, commas: false }];
     case '.':
-      return `\\.${segment}`;
     case '/':
-      return `/${segment}`;
+      return [{ lit: op }, segment];
     case '?':
     case '&':
-      return names.map((n, i) => `${i === 0 ? `\\${op}` : '&'}${esc(n)}=[^&]+`).join('');
+      return names.flatMap((n, i): Token[] => [{ lit: `${i === 0 ? op : '&'}${n}=` }, { run: QUERY_VALUE_CHAR, commas: false }]);
     default:
-      return segment;
+      return [segment];
   }
+}
+
+/**
+ * Matches `uri` against `tokens` as a backtracking regular expression with greedy runs would (each
+ * run as long as the rest still matches), in time linear in the URI: `can[t][i]` says whether
+ * tokens t… match uri[i…], filled from the end. A regular expression over templates with several
+ * runs backtracks polynomially (exponentially for adjacent ones: `{a}{b}{c}…`), so a client's long
+ * URI could hold the event loop for seconds; this cannot. Returns each token's start, or undefined.
+ */
+function matchTokens(tokens: readonly Token[], uri: string): number[] | undefined {
+  const n = uri.length;
+  const can = tokens.map(() => new Uint8Array(n + 2));
+  can.push(new Uint8Array(n + 2));
+  (can[tokens.length] as Uint8Array)[n] = 1;
+  for (let t = tokens.length - 1; t >= 0; t--) {
+    const token = tokens[t] as Token;
+    const here = can[t] as Uint8Array;
+    const next = can[t + 1] as Uint8Array;
+    for (let i = n; i >= 0; i--) {
+      if ('lit' in token) here[i] = uri.startsWith(token.lit, i) && next[i + token.lit.length] === 1 ? 1 : 0;
+      else if (i < n && token.run(uri[i] as string)) {
+        const ends = next[i + 1] === 1 || here[i + 1] === 1 || (token.commas && uri[i + 1] === ',' && here[i + 2] === 1);
+        here[i] = ends ? 1 : 0;
+      }
+    }
+  }
+  if ((can[0] as Uint8Array)[0] !== 1) return undefined;
+  const starts: number[] = [];
+  let i = 0;
+  tokens.forEach((token, t) => {
+    starts.push(i);
+    if ('lit' in token) {
+      i += token.lit.length;
+      return;
+    }
+    // The longest run from i after which the rest matches (one exists: can[t][i] is set).
+    const next = can[t + 1] as Uint8Array;
+    let best = i + 1;
+    for (let j = i + 1; j <= n; j++) {
+      const c = uri[j - 1] as string;
+      const valid = token.run(c) || (token.commas && c === ',' && uri[j - 2] !== ',' && j - 1 > i);
+      if (!valid) break;
+      if (token.run(c) && next[j] === 1) best = j;
+    }
+    i = best;
+  });
+  starts.push(i);
+  return starts;
 }
 
 /** The route of one server template under a prefix ('' for a server without one: its URIs as they are). */
 export function templateRoute(serverTemplate: string, prefix: string): TemplateRoute {
   const parts = serverTemplate.split(EXPR).filter((p) => p !== '');
   const head = prefix === '' ? '' : `${GATEWAY_SCHEME}://${prefix}/`;
-  let source = `^${esc(head)}`;
-  for (const part of parts) source += isExpr(part) ? `(${expressionPattern(part.slice(1, -1))})` : esc(prefix === '' ? part : encodeURIComponent(part));
-  const re = new RegExp(`${source}$`, 's');
+  const tokens: Token[] = head === '' ? [] : [{ lit: head }];
+  /** For each part, the index of its first token and one past its last. */
+  const spans = parts.map((part) => {
+    const from = tokens.length;
+    if (isExpr(part)) tokens.push(...expressionTokens(part.slice(1, -1)));
+    else tokens.push({ lit: prefix === '' ? part : encodeURIComponent(part) });
+    return [from, tokens.length] as const;
+  });
   return (uri) => {
     if (uri.length > MAX_URI) return undefined;
-    const m = re.exec(uri);
-    if (!m) return undefined;
-    let group = 1;
-    return parts.map((part) => (isExpr(part) ? (m[group++] as string) : part)).join('');
+    const starts = matchTokens(tokens, uri);
+    if (!starts) return undefined;
+    return parts.map((part, p) => {
+      const [from, to] = spans[p] as readonly [number, number];
+      return isExpr(part) ? uri.slice(starts[from], starts[to]) : part;
+    }).join('');
   };
 }
 

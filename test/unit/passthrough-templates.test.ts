@@ -51,3 +51,39 @@ describe('template routes', () => {
     expect(route('x://aXb+(c)/1')).toBeUndefined();
   });
 });
+
+describe('template routes on hostile URIs', () => {
+  // Templates whose regular expression would backtrack: several runs, adjacent runs.
+  const TEMPLATES = ['x://{a}{b}{c}{d}{e}{f}{g}{h}q', 'x://{+a}x{+b}y{+c}z{+d}w', 'x://{a}x{b}y{c}z{d}w{e}v', 'x://f{/p*}{.e}{?q,r}{#h}', 'x://{a,b}/{c*}'];
+
+  it.each(TEMPLATES)('%s: a 60,000-character URI is answered at once, and one over 65,536 is no match', (template) => {
+    const route = templateRoute(template, '');
+    // A backtracking regular expression takes hours on these (the test's timeout catches it); this matcher answers.
+    expect(route(`x://${'x'.repeat(60_000)}`)).toBeUndefined();
+    expect(route(`x://${'a,'.repeat(30_000)}`)).toBeUndefined();
+    expect(route(`x://${'a'.repeat(65_600)}q`)).toBeUndefined();
+  });
+
+  it('matches exactly where the SDK\'s UriTemplate matches (random URIs over the templates\' characters)', () => {
+    const alphabet = ['a', 'x', 'y', 'q', '/', ',', '&', '=', '?', '#', '.', 'p', 'r', 'e', 'h', 'f'];
+    let seed = 7;
+    const rand = (n: number) => ((seed = (seed * 1103515245 + 12345) % 2 ** 31), seed % n);
+    let matched = 0;
+    for (const template of TEMPLATES) {
+      const sdk = new UriTemplate(template);
+      const route = templateRoute(template, '');
+      for (let k = 0; k < 3000; k++) {
+        // The template with each expression replaced by random text (near misses and matches alike).
+        const noise = () => Array.from({ length: rand(6) }, () => alphabet[rand(alphabet.length)]).join('');
+        const uri = template.replace(/\{[^}]*\}/g, (expr) => (rand(3) === 0 ? noise() : `${expr[1] && '+#./?&'.includes(expr[1]) && expr[1] !== '+' ? expr[1] : ''}${noise()}`));
+        const ours = route(uri);
+        expect(ours !== undefined, `${template} on ${uri}`).toBe(sdk.match(uri) !== null);
+        if (ours !== undefined) {
+          expect(ours).toBe(uri); // without a prefix the server gets the URI as written
+          matched++;
+        }
+      }
+    }
+    expect(matched).toBeGreaterThan(100); // the comparison saw matches, not only misses
+  });
+});
