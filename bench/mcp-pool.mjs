@@ -72,8 +72,12 @@ const round = (x) => Math.round(x * 1000) / 1000;
 const median = (xs) => stats(xs).median;
 
 /** A target in a process of its own: call(i) is not offered, block(n, from) resolves to n latencies (ms). */
+const children = [];
+// a run that fails leaves no target behind
+process.on('exit', () => children.forEach((c) => c.exitCode === null && c.kill()));
 function openChild(kind, dist) {
   const child = fork(`${root}bench/lib/pool-target.mjs`, [kind, dist ?? '', EVERYTHING], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  children.push(child);
   let waiting;
   child.on('message', (m) => waiting?.resolve(m));
   const next = () => new Promise((resolve, reject) => (waiting = { resolve, reject }));
