@@ -27,7 +27,7 @@
 // thread: a descheduled thread counts against the frame it was in (often writev).
 //
 // Prints a markdown table and one JSON line for baselines. Targets: toolgate ≥ 0.85× the bare
-// proxy's throughput, p99 ≤ 1.25× the bare proxy's, p50 at the fixed rate < 1 ms above it.
+// proxy's throughput, p99 ≤ 1.25× the bare proxy's (issue 28.5: ≤ 1.5×), p50 at the fixed rate < 1 ms above it.
 import { mkdtempSync, readdirSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -171,6 +171,7 @@ try {
   const met = {
     throughput: ratios.throughput >= 0.85,
     p99: ratios.p99 <= 1.25,
+    p99Tail: ratios.p99 <= 1.5,
     addedP50AtRate: ratios.addedP50AtRate < 1,
   };
   const ok = (b) => (b ? 'met' : '**missed**');
@@ -183,7 +184,7 @@ try {
   console.log(`| --- | --- | --- | --- | --- | --- |${res.floor ? ' --- |' : ''}`);
   console.log(row(`requests/s, ${connections} connections`, (x) => x.rps, n0, `${ratios.throughput.toFixed(2)}×`, `≥ 0.85× (${ok(met.throughput)})`));
   console.log(row(`p50 latency, ${connections} connections`, (x) => x.p50, ms, `+${ms(tg.p50 - bp.p50)}`, ''));
-  console.log(row(`p99 latency, ${connections} connections`, (x) => x.p99, ms, `${ratios.p99.toFixed(2)}×`, `≤ 1.25× (${ok(met.p99)})`));
+  console.log(row(`p99 latency, ${connections} connections`, (x) => x.p99, ms, `${ratios.p99.toFixed(2)}×`, `≤ 1.25× (${ok(met.p99)}); issue 28.5: ≤ 1.5× (${ok(met.p99Tail)})`));
   console.log(row(`CPU of the front process per request, ${connections} connections`, (x) => x.cpuUs, (x) => `${x.toFixed(0)} µs`, `${ratios.cpu.toFixed(2)}×`, ''));
   console.log(row(`p50 latency at ${rate} req/s`, (x) => x.rateP50, ms, `+${ms(ratios.addedP50AtRate)}`, `< 1 ms added (${ok(met.addedP50AtRate)})`));
   console.log(row(`p99 latency at ${rate} req/s`, (x) => x.rateP99, ms, `${(tg.rateP99 / bp.rateP99).toFixed(2)}×`, ''));

@@ -5,8 +5,10 @@
 //   spawn   - a new server process + handshake per call (what a pool avoids)
 //
 //   baseline - with --baseline DIR: McpPool of another checkout (DIR/dist, e.g. the commit before a change)
+//   also     - with --also DIR: one more build, measured the same way (e.g. the build before a fix, judged
+//              against the baseline in the same run as the fix)
 //
-//   npx tsc -p tsconfig.json && node bench/mcp-pool.mjs [--calls 200] [--spawns 10] [--cycles 10] [--warmup 1000] [--dist DIR] [--baseline DIR] [--same-process]
+//   npx tsc -p tsconfig.json && node bench/mcp-pool.mjs [--calls 200] [--spawns 10] [--cycles 10] [--warmup 1000] [--dist DIR] [--baseline DIR] [--also DIR] [--same-process]
 //
 // Calls are sequential (latency, not throughput); the first --warmup (1000) of each warm session
 // are not counted: with 20, as before, the JIT had not yet optimized the call path, and the v2
@@ -33,17 +35,20 @@ const calls = Number(flag('--calls', '200'));
 const spawns = Number(flag('--spawns', '10'));
 const distDir = resolve(flag('--dist', `${root}dist`));
 const baselineDir = flag('--baseline', '') && resolve(flag('--baseline', ''));
+const alsoDir = flag('--also', '') && resolve(flag('--also', ''));
 const cycles = Math.max(1, Number(flag('--cycles', '10')));
 const WARMUP = Number(flag('--warmup', '1000'));
 const sameProcess = process.argv.includes('--same-process');
 
-for (const dir of [distDir, ...(baselineDir ? [`${baselineDir}/dist`] : [])]) {
+for (const dir of [distDir, ...(baselineDir ? [`${baselineDir}/dist`] : []), ...(alsoDir ? [`${alsoDir}/dist`] : [])]) {
   if (!existsSync(`${dir}/mcp/pool.js`)) {
     console.error(`No compiled pool at ${dir}/mcp/pool.js: run \`npx tsc -p tsconfig.json\` first${dir === distDir ? '' : ' in the baseline checkout'}.`);
     process.exit(2);
   }
 }
-const baselineCommit = baselineDir ? execFileSync('git', ['-C', baselineDir, 'rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).trim() : undefined;
+const commitOf = (dir) => execFileSync('git', ['-C', dir, 'rev-parse', '--short', 'HEAD'], { encoding: 'utf8' }).trim();
+const baselineCommit = baselineDir ? commitOf(baselineDir) : undefined;
+const alsoCommit = alsoDir ? commitOf(alsoDir) : undefined;
 
 const EVERYTHING = `${root}node_modules/@modelcontextprotocol/server-everything/dist/index.js`;
 const serverParams = serverParamsFor(EVERYTHING);
@@ -67,12 +72,17 @@ const round = (x) => Math.round(x * 1000) / 1000;
 const median = (xs) => stats(xs).median;
 
 /** A target in a process of its own: call(i) is not offered, block(n, from) resolves to n latencies (ms). */
+const children = [];
+// a run that fails leaves no target behind
+process.on('exit', () => children.forEach((c) => c.exitCode === null && c.kill()));
 function openChild(kind, dist) {
   const child = fork(`${root}bench/lib/pool-target.mjs`, [kind, dist ?? '', EVERYTHING], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  children.push(child);
   let waiting;
-  child.on('message', (m) => waiting?.(m));
-  const next = () => new Promise((resolve) => (waiting = resolve));
-  child.once('exit', (code) => code && console.error(`${kind} target exited with ${code}`));
+  child.on('message', (m) => waiting?.resolve(m));
+  const next = () => new Promise((resolve, reject) => (waiting = { resolve, reject }));
+  // a target that dies (e.g. a build that fails to load) ends the run instead of hanging it
+  child.once('exit', (code) => code && waiting?.reject(new Error(`${kind} target (${dist || 'direct'}) exited with ${code}`)));
   return next().then(() => ({
     block: (n, from) => {
       const p = next();
@@ -96,6 +106,7 @@ const open = sameProcess ? openHere : openChild;
 // the long-lived targets: pool, baseline pool, direct SDK client (one session)
 const targets = [['pool', await open('pool', distDir)]];
 if (baselineDir) targets.push(['baseline', await open('pool', `${baselineDir}/dist`)]);
+if (alsoDir) targets.push(['also', await open('pool', `${alsoDir}/dist`)]);
 targets.push(['direct', await open('direct')]);
 
 const samples = new Map(targets.map(([name]) => [name, []]));
@@ -127,12 +138,14 @@ for (let i = 0; i < spawns; i++) {
   await c.close();
 }
 
-const result = { pool: stats(samples.get('pool')), ...(baselineDir ? { baseline: stats(samples.get('baseline')) } : {}), direct: stats(samples.get('direct')), spawnPerCall: stats(spawnSamples) };
+const result = { pool: stats(samples.get('pool')), ...(baselineDir ? { baseline: stats(samples.get('baseline')) } : {}), ...(alsoDir ? { also: stats(samples.get('also')) } : {}), direct: stats(samples.get('direct')), spawnPerCall: stats(spawnSamples) };
 console.log('echo over stdio, ms   median     p90    n');
 for (const [name, s] of Object.entries(result)) {
   console.log(`${name.padEnd(20)} ${String(s.median).padStart(8)} ${String(s.p90).padStart(7)} ${String(s.n).padStart(4)}`);
 }
-const ratios = { poolVsDirect: perCycle('pool', 'direct'), ...(baselineDir ? { poolVsBaseline: perCycle('pool', 'baseline'), baselineVsDirect: perCycle('baseline', 'direct') } : {}) };
+const ratios = { poolVsDirect: perCycle('pool', 'direct'), ...(baselineDir ? { poolVsBaseline: perCycle('pool', 'baseline'), baselineVsDirect: perCycle('baseline', 'direct') } : {}),
+  ...(alsoDir ? { poolVsAlso: perCycle('pool', 'also'), ...(baselineDir ? { alsoVsBaseline: perCycle('also', 'baseline') } : {}) } : {}) };
 console.log(`\nPer cycle (median of ${cycles} cycles' block-median ratios): pool / direct ${ratios.poolVsDirect.toFixed(2)}×` +
-  (baselineDir ? `; pool / baseline ${ratios.poolVsBaseline.toFixed(2)}× (baseline: ${baselineCommit}); baseline / direct ${ratios.baselineVsDirect.toFixed(2)}×` : '') + '.');
-console.log(JSON.stringify({ bench: 'mcp-pool', node: process.version, cycles, ...(baselineDir ? { baselineCommit } : {}), ...result, ratios }));
+  (baselineDir ? `; pool / baseline ${ratios.poolVsBaseline.toFixed(2)}× (baseline: ${baselineCommit}); baseline / direct ${ratios.baselineVsDirect.toFixed(2)}×` : '') +
+  (alsoDir ? `; pool / also ${ratios.poolVsAlso.toFixed(2)}× (also: ${alsoCommit})${baselineDir ? `; also / baseline ${ratios.alsoVsBaseline.toFixed(2)}×` : ''}` : '') + '.');
+console.log(JSON.stringify({ bench: 'mcp-pool', node: process.version, cycles, ...(baselineDir ? { baselineCommit } : {}), ...(alsoDir ? { alsoCommit } : {}), ...result, ratios }));

@@ -637,8 +637,12 @@ for (const [id, label, kind, path, bypass, dist = distDir] of [
     return { client, makeClient: make, rssPid: tg.h.pid, alsoShared: kind !== 'v2-modern', sessionless: kind === 'v2-modern', close: () => closeToolgate(tg) };
   });
 }
-await openTarget('toolgate-rest', 'toolgate REST `POST /v1/tools/everything.echo/call`', async (row) => {
-  const tg = await startToolgate();
+for (const [id, label, dist] of [
+  ['toolgate-rest', 'toolgate REST `POST /v1/tools/everything.echo/call`', distDir],
+  // --baseline: the REST path of the other checkout too, judged against this build's like /mcp
+  ...(baselineDir ? [['toolgate-baseline-rest', `baseline: toolgate REST at ${baselineCommit}`, join(baselineDir, 'dist')]] : []),
+]) await openTarget(id, label, async (row) => {
+  const tg = await startToolgate({ dist });
   const rest = restClientFactory(tg.url, clients);
   row.note = `undici Pool, ${clients} keep-alive connections`;
   return {
@@ -768,6 +772,13 @@ if (base) {
     const cpu = r.conc.cpu && base.conc.cpu ? `${Math.round(r.conc.cpu.frontUs)} / ${Math.round(base.conc.cpu.frontUs)} µs` : '–';
     md += `| ${r.label} | ${ms(r.serial.median)} ms | ${sv.ratio?.toFixed(2) ?? '–'}× (faster in ${sv.won ?? '–'} of ${sv.cycles ?? '–'} cycles) | ${Math.round(r.conc.rps).toLocaleString('en-US')} | ${(r.conc.rps / base.conc.rps).toFixed(2)}× | ${cpu} |\n`;
   }
+}
+const baseRest = rows.find((x) => x.id === 'toolgate-baseline-rest' && x.conc);
+const rest = rows.find((x) => x.id === 'toolgate-rest' && x.conc);
+if (baseRest && rest) {
+  const sv = serialVerdict(rest, [baseRest]);
+  const cpu = rest.conc.cpu && baseRest.conc.cpu ? `${Math.round(rest.conc.cpu.frontUs)} / ${Math.round(baseRest.conc.cpu.frontUs)} µs` : '–';
+  md += `\nREST against the baseline's REST (at ${baselineCommit}): serial median ${ms(rest.serial.median)} against ${ms(baseRest.serial.median)} ms, ${sv.ratio?.toFixed(2) ?? '–'}× per cycle (faster in ${sv.won ?? '–'} of ${sv.cycles ?? '–'} cycles); ${Math.round(rest.conc.rps).toLocaleString('en-US')} against ${Math.round(baseRest.conc.rps).toLocaleString('en-US')} calls/s (${(rest.conc.rps / baseRest.conc.rps).toFixed(2)}×); CPU per call, gateway tree: ${cpu}.\n`;
 }
 const json = rows.map((r) => ({ id: r.id, error: r.error, unsupported: r.unsupported, serial: r.serial && { n: r.serial.n, median: r.serial.median, p99: r.serial.p99, cycles: r.serial.cycles, rssIdle: r.serial.rssIdle?.bytes }, conc: r.conc && { rps: r.conc.rps, shared: r.conc.shared, ok: r.conc.ok, wrong: r.conc.wrong, errors: r.conc.errors, p50: r.conc.p50, p99: r.conc.p99, rssPeak: r.conc.rssPeak.bytes, cpu: r.conc.cpu }, concShared: r.concShared && { rps: r.concShared.rps, p50: r.concShared.p50, p99: r.concShared.p99, cpu: r.concShared.cpu } }));
 

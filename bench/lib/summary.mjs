@@ -92,6 +92,8 @@ export function summaryRows(blocks) {
   if (h) {
     add('http-overhead', `throughput vs bare Fastify + undici, ${h.connections} connections`, `${f(h.ratios.throughput)}×`, '≥ 0.85×', h.met.throughput);
     add('http-overhead', `p99 vs bare Fastify + undici, ${h.connections} connections`, `${f(h.ratios.p99)}×`, '≤ 1.25×', h.met.p99);
+    // issue 28.5 (tail latency under the bench's load): its own target, looser than the 1.25× above
+    add('http-overhead', `p99 vs bare Fastify + undici, ${h.connections} connections (issue 28.5, tail latency)`, `${f(h.ratios.p99)}×`, '≤ 1.5×', h.ratios.p99 <= 1.5);
     add('http-overhead', `p50 added at ${h.rate} req/s`, `+${f(h.ratios.addedP50AtRate)} ms`, '< 1 ms', h.met.addedP50AtRate);
     if (h.floor) add('http-overhead', `throughput of toolgate's front alone (pipeline bypassed) vs bare, ${h.connections} connections`, `${f(h.floor.throughput)}×; the full pipeline ${f(h.floor.pipelineThroughput)}× the front alone`);
   }

@@ -90,27 +90,44 @@ export interface ServerRequestEvent extends ServerRequestWho {
   durationMs: number;
 }
 
-/** One call in flight on a session. */
+/**
+ * One call in flight on a session. Its signal is made only when a relayed request asks for it:
+ * most calls see no server request, and an AbortController with a listener per call was part
+ * of the pool's regression after the relay came in (docs/benchmarks.md, "Relay cost").
+ */
 export class InFlightCall {
-  private readonly controller = new AbortController();
+  private controller: AbortController | undefined;
+  private ended = false;
+  private endReason: unknown;
 
   constructor(
     readonly relay: CallClientRequests | undefined,
     readonly deadline: number,
-    callSignal: AbortSignal,
-  ) {
-    if (callSignal.aborted) this.controller.abort(callSignal.reason);
-    else callSignal.addEventListener('abort', () => this.end(callSignal.reason), { once: true });
-  }
+    private readonly callSignal: AbortSignal,
+  ) {}
 
   /** Aborted when the call is cancelled or settles: its relayed requests end with it. */
   get signal(): AbortSignal {
-    return this.controller.signal;
+    if (this.controller) return this.controller.signal;
+    const controller = (this.controller = new AbortController());
+    const callSignal = this.callSignal;
+    if (this.ended) controller.abort(this.endReason ?? callEnded());
+    else if (callSignal.aborted) controller.abort(callSignal.reason);
+    else callSignal.addEventListener('abort', () => this.end(callSignal.reason), { once: true });
+    return controller.signal;
   }
 
   end(reason?: unknown): void {
-    this.controller.abort(reason ?? new Error('the call ended'));
+    if (this.ended) return;
+    this.ended = true;
+    this.endReason = reason;
+    this.controller?.abort(reason ?? callEnded());
   }
+}
+
+/** The reason a call's signal ends with when it settled: made only then (an Error's stack costs ≈ 7 µs a call, profiled). */
+function callEnded(): Error {
+  return new Error('the call ended');
 }
 
 /** A 2026-07-28 call's input request the gateway could not answer (refused, or the client failed): the call fails. */
@@ -150,11 +167,20 @@ export class ServerRequestRelay {
     }
   }
 
-  /** Runs one call with its context set, so that the server's requests on its stream find it. */
-  async run<T>(call: InFlightCall, fn: () => Promise<T>): Promise<T> {
+  /**
+   * Runs one call, tracked as in flight; with `inContext`, with its context set too, so that the
+   * server's requests on the call's own stream find it. Only a 2025-era Streamable HTTP session
+   * reads a stream inside a call's context (the POST stream of the `tools/call`); stdio, the
+   * legacy SSE transport and the GET stream are read in the context their connection was opened
+   * in (`outsideCalls`: none), and a 2026-07-28 call gets its input requests in its own answer.
+   * Elsewhere the context would never be read, and entering it is not free on Node 20: the first
+   * `AsyncLocalStorage.run` turns on a promise hook for every promise of the process
+   * (docs/benchmarks.md, "Relay cost": the pool's `echo` 1.35× the commit before the relay).
+   */
+  async run<T>(call: InFlightCall, fn: () => Promise<T>, inContext: boolean): Promise<T> {
     this.calls.add(call);
     try {
-      return await current.run(call, fn);
+      return await (inContext ? current.run(call, fn) : fn());
     } finally {
       this.calls.delete(call);
       call.end();

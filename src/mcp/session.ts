@@ -82,6 +82,8 @@ export class McpSession {
   private relistenTimer: NodeJS.Timeout | undefined;
   /** The server's sampling, elicitation and roots requests, relayed to the client of the call they came with. */
   private readonly relay: ServerRequestRelay;
+  /** Streamable HTTP: a 2025-era call's answer comes on a stream of its own, which may carry the server's requests. */
+  private callsHaveStreams = false;
 
   private constructor(
     readonly server: string,
@@ -110,6 +112,7 @@ export class McpSession {
     });
     const session = new McpSession(spec.name, client, transport, hooks, options);
     session.probed = prior === undefined;
+    session.callsHaveStreams = spec.transport === 'streamable-http';
     client.onclose = () => session.handleClosed();
     client.onerror = (err) => {
       session.lastTransportError = err.message;
@@ -253,7 +256,7 @@ export class McpSession {
           out = await leg({ ...params, ...(responses ? { inputResponses: responses } : {}), ...(out.requestState !== undefined ? { requestState: out.requestState } : {}) } as typeof params);
         }
         return out;
-      });
+      }, this.callsHaveStreams && !modern);
       if (!hasContent(answer)) throw new Error('tools/call result without content');
       result = answer;
       this.answered = true;

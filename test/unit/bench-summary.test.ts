@@ -23,6 +23,7 @@ describe('the benchmarks summary table', () => {
     const row = (text: string) => rows.find((r) => r.includes(text)) ?? '';
     expect(row('throughput vs bare')).toContain('| 0.68× | ≥ 0.85× | **missed** | 2026-11-30 03:47 |');
     expect(row('p99 vs bare')).toContain('| met |');
+    expect(row('issue 28.5, tail latency')).toContain('| 1.10× | ≤ 1.5× | met |');
     expect(row('pool vs a direct SDK client')).toContain('1.25×');
     expect(row('pool vs a direct SDK client')).toContain('| met |');
     expect(row('spawn-per-call')).toContain('875× faster');
@@ -31,7 +32,7 @@ describe('the benchmarks summary table', () => {
     expect(row('`/mcp`: calls/s')).toContain('1,900 vs 1,500 | ahead | met');
     expect(row('cold load, 5000 files')).toContain('**missed**');
     expect(rows.some((r) => r.includes('pipeline'))).toBe(false); // a failed run leaves no row
-    expect(summaryTable(doc)).toContain('(7 met, 3 missed)');
+    expect(summaryTable(doc)).toContain('(8 met, 3 missed)');
     expect(rows.some((r) => r.includes('front alone'))).toBe(false); // no floor measured, no floor row
   });
 
@@ -39,7 +40,8 @@ describe('the benchmarks summary table', () => {
     const doc = block('http-overhead', { bench: 'http-overhead', connections: 32, rate: 500, ratios: { throughput: 0.6, p99: 2, addedP50AtRate: 0.5 }, met: { throughput: false, p99: false, addedP50AtRate: true }, floor: { throughput: 0.93, cpu: 1.05, pipelineThroughput: 0.64, pipelineCpu: 1.6 } });
     const table = summaryTable(doc) as string;
     expect(table.split('\n').find((r) => r.includes('front alone'))).toContain('| 0.93×; the full pipeline 0.64× the front alone |  |  |');
-    expect(table).toContain('(1 met, 2 missed)');
+    expect(table.split('\n').find((r) => r.includes('issue 28.5'))).toContain('| 2.00× | ≤ 1.5× | **missed** |');
+    expect(table).toContain('(1 met, 3 missed)');
   });
 
   it('compares calls/s like with like: a peer measured on one shared session against toolgate on one shared session', () => {
