@@ -1,14 +1,19 @@
 #!/usr/bin/env node
-// Memory of the gateway process (dist/server.js as a child, VmRSS from /proc/<pid>/status) with
-// --tools builtin-echo tools loaded: at idle, after half and all of --calls calls spread over every
-// tool with distinct arguments (autocannon, --connections, bounded by --max-seconds), and after a
-// settle (a forced full GC, through a bench-only preload that answers SIGUSR2, then --settle s idle).
-// A leak check: RSS growth from idle to settled must stay under --bound MiB.
+// Memory of the gateway process (dist/server.js as a child, VmRSS from /proc/<pid>/status): idle with
+// the repository's example tools (tools.d/, as `npm start` serves them), then with --tools
+// builtin-echo tools loaded: at idle, after half and all of --calls calls spread over every tool with
+// distinct arguments (autocannon, --connections, bounded by --max-seconds), and after --long calls in
+// all. Each figure after a settle: a forced full GC (a bench-only preload that answers SIGUSR2), then
+// --settle s idle. Targets (issue 28): idle ≤ 90 MB with the example tools and ≤ 120 MB with 1,000
+// tools; growth idle → --calls ≤ 10 MB; and the leak check: growth from --calls to --long calls of
+// the heap after full GC under --leak-bound MiB, and of RSS under --leak-bound-rss MiB (RSS moves a
+// few MiB either way with the allocator, the heap does not). --strict exits 1 when it fails.
 //
-//   npm run build && node bench/memory.mjs [--tools 1000] [--calls 100000] [--connections 16]
-//       [--settle 5] [--bound 50] [--max-seconds 400]
+//   npm run build && node bench/memory.mjs [--tools 1000] [--calls 100000] [--long 300000]
+//       [--connections 16] [--settle 5] [--leak-bound 2] [--leak-bound-rss 10] [--max-seconds 900] [--strict]
 //
 // Prints a markdown table and one JSON line for baselines.
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { cpus } from 'node:os';
 import { request } from 'undici';
@@ -20,9 +25,13 @@ import { flag } from './lib/args.mjs';
 const tools = Number(flag('--tools', '1000'));
 const calls = Number(flag('--calls', '100000'));
 const connections = Number(flag('--connections', '16'));
+const long = Math.max(calls, Number(flag('--long', '300000')));
 const settle = Number(flag('--settle', '5'));
-const bound = Number(flag('--bound', '50'));
-const maxSeconds = Number(flag('--max-seconds', '400'));
+const leakBound = Number(flag('--leak-bound', '2'));
+const leakBoundRss = Number(flag('--leak-bound-rss', '10'));
+const maxSeconds = Number(flag('--max-seconds', '900'));
+const strict = process.argv.includes('--strict');
+const TARGET = { idleExamples: 90e6, idleTools: 120e6, growth: 10e6 };
 requireDist();
 
 const toolYaml = (i) => `name: bench.t${i}
@@ -44,26 +53,45 @@ backends:
 
 const files = {};
 for (let i = 0; i < tools; i++) files[`t${String(i).padStart(5, '0')}.yaml`] = toolYaml(i);
-const gdir = makeGatewayDir(files);
+const examples = {};
+for (const name of readdirSync(join(root, 'tools.d'))) if (/\.ya?ml$/.test(name)) examples[name] = readFileSync(join(root, 'tools.d', name), 'utf8');
+let gdir;
 let gw;
 let exitCode = 0;
 const MiB = 2 ** 20;
-try {
+
+/** Starts a gateway on `dir` with the GC preload; returns it with settled(seconds) → { rss, heapUsed } after a full GC. */
+async function start(dir) {
   let memWaiter;
-  gw = await startGateway(gdir, {
+  const g = await startGateway(dir, {
     nodeArgs: ['--expose-gc', '--import', join(root, 'bench/lib/gc-on-signal.mjs')],
     onLine: (line) => {
       if (line.startsWith('MEM ')) memWaiter?.(JSON.parse(line.slice(4)));
     },
   });
-  /** Forces a full GC in the gateway, lets it sit `seconds`, and returns { rss, heapUsed } (bytes). */
-  const settled = async (seconds) => {
+  g.settled = async (seconds) => {
     const mem = new Promise((resolve) => (memWaiter = resolve));
-    process.kill(gw.pid, 'SIGUSR2');
+    process.kill(g.pid, 'SIGUSR2');
     const m = await Promise.race([mem, delay(10_000).then(() => Promise.reject(new Error('no MEM line from the gateway')))]);
     await delay(seconds * 1000);
-    return { rss: rssBytes(gw.pid), heapUsed: m.heapUsed };
+    return { rss: rssBytes(g.pid), heapUsed: m.heapUsed };
   };
+  return g;
+}
+
+try {
+  // The example tools, as `npm start` serves them (in-memory state, file audit).
+  gdir = makeGatewayDir(examples);
+  gw = await start(gdir);
+  await delay(2000);
+  const idleExamples = await gw.settled(settle);
+  await stop(gw);
+  gdir.cleanup();
+  gw = undefined;
+
+  gdir = makeGatewayDir(files);
+  gw = await start(gdir);
+  const settled = (seconds) => gw.settled(seconds);
   const headers = { 'content-type': 'application/json', authorization: `Bearer ${gw.key}` };
   const probe = await request(`${gw.url}/v1/tools/bench.t7/call`, { method: 'POST', headers, body: JSON.stringify({ arguments: { message: 'hi' } }) });
   const probeText = await probe.body.text();
@@ -99,23 +127,42 @@ try {
   const second = await drive(calls - Math.floor(calls / 2));
   const full = { rss: rssBytes(gw.pid) };
   const end = await settled(settle);
+  const third = long > calls ? await drive(long - calls) : { ok: 0, non2xx: 0, errors: 0, seconds: 0 };
+  const last = long > calls ? await settled(settle) : end;
 
   const done = first.ok + second.ok;
-  const failed = first.non2xx + first.errors + second.non2xx + second.errors;
+  const doneLong = done + third.ok;
+  const failed = first.non2xx + first.errors + second.non2xx + second.errors + third.non2xx + third.errors;
   const growth = end.rss - idle.rss;
-  const met = done >= calls && growth < bound * MiB;
+  const leak = { rss: last.rss - end.rss, heapUsed: last.heapUsed - end.heapUsed };
+  const met = {
+    idleExamples: idleExamples.rss <= TARGET.idleExamples,
+    idleTools: idle.rss <= TARGET.idleTools,
+    growth: done >= calls && growth <= TARGET.growth,
+    leak: doneLong >= long && leak.rss < leakBoundRss * MiB && leak.heapUsed < leakBound * MiB,
+  };
   const mib = (b) => `${(b / MiB).toFixed(1)} MiB`;
   const signed = (b) => `${b >= 0 ? '+' : '−'}${mib(Math.abs(b))}`;
-  console.log(`| gateway process, ${tools.toLocaleString('en-US')} tools loaded | RSS | heap used (after full GC) | RSS vs idle |`);
-  console.log(`| --- | --- | --- | --- |`);
-  console.log(`| idle (after start, full GC, ${settle} s) | ${mib(idle.rss)} | ${mib(idle.heapUsed)} | |`);
-  console.log(`| after ${Math.floor(calls / 2).toLocaleString('en-US')} calls, then full GC | ${mib(half.rss)} | ${mib(half.heapUsed)} | ${signed(half.rss - idle.rss)} |`);
-  console.log(`| after ${done.toLocaleString('en-US')} calls, at once | ${mib(full.rss)} | | ${signed(full.rss - idle.rss)} |`);
-  console.log(`| after ${done.toLocaleString('en-US')} calls, full GC and ${settle} s | ${mib(end.rss)} | ${mib(end.heapUsed)} | ${signed(growth)} (bound < ${bound} MiB: ${met ? 'met' : '**missed**'}) |`);
+  const v = (ok) => (ok ? 'met' : '**missed**');
+  const n = (x) => x.toLocaleString('en-US');
+  console.log(`| gateway process | RSS | heap used (after full GC) | RSS vs idle | target |`);
+  console.log(`| --- | --- | --- | --- | --- |`);
+  console.log(`| ${Object.keys(examples).length} example tools (tools.d/), idle (after start, full GC, ${settle} s) | ${mib(idleExamples.rss)} | ${mib(idleExamples.heapUsed)} | | ≤ 90 MB: ${v(met.idleExamples)} |`);
+  console.log(`| ${n(tools)} tools, idle (after start, full GC, ${settle} s) | ${mib(idle.rss)} | ${mib(idle.heapUsed)} | | ≤ 120 MB: ${v(met.idleTools)} |`);
+  console.log(`| after ${n(Math.floor(calls / 2))} calls, then full GC | ${mib(half.rss)} | ${mib(half.heapUsed)} | ${signed(half.rss - idle.rss)} | |`);
+  console.log(`| after ${n(done)} calls, at once | ${mib(full.rss)} | | ${signed(full.rss - idle.rss)} | |`);
+  console.log(`| after ${n(done)} calls, full GC and ${settle} s | ${mib(end.rss)} | ${mib(end.heapUsed)} | ${signed(growth)} | ≤ 10 MB: ${v(met.growth)} |`);
+  if (long > calls) {
+    console.log(
+      `| after ${n(doneLong)} calls, full GC and ${settle} s | ${mib(last.rss)} | ${mib(last.heapUsed)} | ${signed(last.rss - idle.rss)} | ` +
+        `leak check, ${n(done)} → ${n(doneLong)}: RSS ${signed(leak.rss)}, heap ${signed(leak.heapUsed)} (< ${leakBoundRss} / < ${leakBound} MiB): ${v(met.leak)} |`,
+    );
+  }
+  const secs = first.seconds + second.seconds + third.seconds;
   console.log(
-    `\nCalls spread round-robin over all ${tools.toLocaleString('en-US')} tools (builtin echo), each with distinct arguments, ` +
-      `${connections} connections (${Math.round(done / (first.seconds + second.seconds)).toLocaleString('en-US')} calls/s), ` +
-      `audited to a file; ${failed} failed. Heap growth between the two halves, after full GCs: ${signed(end.heapUsed - half.heapUsed)}.`,
+    `\nCalls spread round-robin over all ${n(tools)} tools (builtin echo), each with distinct arguments, ` +
+      `${connections} connections (${n(Math.round(doneLong / secs))} calls/s), ` +
+      `audited to a file; ${failed} failed. Heap growth between the two halves of the first ${n(done)}, after full GCs: ${signed(end.heapUsed - half.heapUsed)}.`,
   );
   console.log(
     JSON.stringify({
@@ -123,22 +170,28 @@ try {
       cores: cpus().length,
       tools,
       calls: done,
+      long: doneLong,
       failed,
       connections,
+      idleExamples,
       idle,
       half,
       full,
       end,
+      last,
       growthBytes: growth,
-      boundMiB: bound,
+      leak,
+      leakBoundMiB: leakBound,
+      leakBoundRssMiB: leakBoundRss,
       met,
     }),
   );
+  if (strict && !met.leak) exitCode = 1;
 } catch (e) {
   console.error(e);
   exitCode = 1;
 } finally {
   if (gw) await stop(gw);
-  gdir.cleanup();
+  gdir?.cleanup();
 }
 process.exit(exitCode);

@@ -9,7 +9,12 @@ function assetUrl(file: string): URL {
   throw new Error(`prefilter: data file ${file} not found next to ${new URL('.', import.meta.url).pathname}`);
 }
 
+/** One shipped data file's text. */
+export function readAssetText(file: string): string {
+  return readFileSync(assetUrl(file), 'utf8');
+}
+
 /** One shipped JSON data file, parsed (the caller checks its shape). */
 export function readAsset(file: string): unknown {
-  return JSON.parse(readFileSync(assetUrl(file), 'utf8'));
+  return JSON.parse(readAssetText(file));
 }

@@ -1,5 +1,6 @@
-import { readAsset } from './assets.js';
+import { readAssetText } from './assets.js';
 import { englishTerms } from './english.js';
+import { entriesFromJson, entriesFromLines, fieldValueAt, smallArray, stringAt, type Entries } from './lexicon-entries.js';
 
 /** One English reading of a Chinese word, as index terms, in dictionary order (rank 0 first). */
 export interface Sense {
@@ -25,30 +26,22 @@ export interface Lexicon {
 
 const MAX_SENSES = 6;
 
-interface LexiconFile {
-  t2s: string;
-  entries: string[];
-  synonyms?: string[];
-}
 interface ToolTermsFile {
   terms: Record<string, string[]>;
 }
 
-/** Builds a lexicon from raw dictionary lines ("word\tsense|sense") and a zh→en term table. */
+/**
+ * Builds a lexicon from dictionary lines ("word\tsense|sense", or the shipped file's entries
+ * looked up in place) and a zh→en term table.
+ */
 export function createLexicon(
-  entries: readonly string[],
+  entries: readonly string[] | Entries,
   toolTerms: Record<string, readonly string[]>,
   t2s = '',
   synonymLines: readonly string[] = [],
 ): Lexicon {
-  const raw = new Map<string, string>();
-  let maxWordLength = 1;
-  for (const line of entries) {
-    const tab = line.indexOf('\t');
-    const word = tab < 0 ? line : line.slice(0, tab);
-    raw.set(word, tab < 0 ? '' : line.slice(tab + 1));
-    maxWordLength = Math.max(maxWordLength, word.length);
-  }
+  const raw = Array.isArray(entries) ? entriesFromLines(entries as readonly string[]) : (entries as Entries);
+  let maxWordLength = Math.max(1, raw.maxWordLength);
   const table = new Map<string, readonly string[]>(Object.entries(toolTerms));
   const inverse = new Map<string, string[]>();
   for (const [zh, ens] of table) {
@@ -88,7 +81,7 @@ export function createLexicon(
   };
 
   return {
-    has: (word) => raw.has(word) || table.has(word),
+    has: (word) => table.has(word) || raw.has(word),
     inTable: (word) => table.has(word),
     maxWordLength,
     senses,
@@ -124,15 +117,19 @@ function parseSynonyms(lines: readonly string[]): Map<string, { term: string; st
 
 let shared: Lexicon | undefined;
 
-/** The shipped lexicon, loaded once per process (~4 MB of JSON). */
+/**
+ * The shipped lexicon, loaded once per process on first use. zh-en.json (~3 MB) stays one string
+ * whose entries are looked up in place (lexicon-entries.ts), not parsed into ~120k strings.
+ */
 export function loadLexicon(): Lexicon {
   if (!shared) {
-    const dict = readAsset('zh-en.json') as LexiconFile;
-    const terms = readAsset('tool-terms.json') as ToolTermsFile;
-    if (!Array.isArray(dict.entries) || typeof dict.t2s !== 'string' || typeof terms.terms !== 'object') {
+    const text = readAssetText('zh-en.json');
+    const terms = JSON.parse(readAssetText('tool-terms.json')) as ToolTermsFile;
+    const t2sAt = fieldValueAt(text, 't2s');
+    if (t2sAt < 0 || text.charCodeAt(t2sAt) !== 0x22 || terms === null || typeof terms.terms !== 'object') {
       throw new Error('prefilter: data files are malformed; rebuild with `node scripts/build-lexicon.mjs`');
     }
-    shared = createLexicon(dict.entries, terms.terms, dict.t2s, dict.synonyms ?? []);
+    shared = createLexicon(entriesFromJson(text, 'entries'), terms.terms, stringAt(text, t2sAt), smallArray(text, 'synonyms'));
   }
   return shared;
 }

@@ -25,6 +25,7 @@ export function prefilterTool(t: CompiledTool): PrefilterTool {
 }
 
 const built = new WeakMap<Registry, PrefilterIndex>();
+let everBuilt = false;
 
 /** The index of a registry generation, built once on first use and dropped with the generation. */
 export function indexFor(registry: Registry): PrefilterIndex {
@@ -32,6 +33,12 @@ export function indexFor(registry: Registry): PrefilterIndex {
   if (!index) {
     index = PrefilterIndex.build(registry.tools.map(prefilterTool));
     built.set(registry, index);
+    everBuilt = true;
   }
   return index;
+}
+
+/** Whether this process has built an index yet (and so loaded the lexicons): a gateway that ranks. */
+export function anyIndexBuilt(): boolean {
+  return everBuilt;
 }

@@ -1,5 +1,7 @@
-import { readAsset } from './assets.js';
+import { readAssetText } from './assets.js';
 import { englishTerms, termOf } from './english.js';
+import { entriesFromJson, entriesFromLines, fieldValueAt, stringAt, type Entries } from './lexicon-entries.js';
+import { usageFromText, type Usage } from './lexicon-usage.js';
 import type { Alternative } from './types.js';
 
 /**
@@ -75,17 +77,12 @@ interface WordInfo {
 
 /**
  * Builds the lookup from the derived data: `entries` "word<TAB>group|group" and `usage`
- * "word count modifierTenths ..." (formats in scripts/build-wordnet.mjs).
+ * "word count modifierTenths ..." (formats in scripts/build-wordnet.mjs), as lines and a string,
+ * or the shipped file's, looked up in place.
  */
-export function createRelated(entries: readonly string[], usage = ''): RelatedTerms {
-  const raw = new Map<string, string>();
-  for (const line of entries) {
-    const tab = line.indexOf('\t');
-    if (tab > 0) raw.set(line.slice(0, tab), line.slice(tab + 1));
-  }
-  const use = new Map<string, readonly [number, number]>();
-  const u = usage.split(' ');
-  for (let i = 0; i + 2 < u.length; i += 3) use.set(u[i] as string, [Number(u[i + 1]), Number(u[i + 2]) / 9]);
+export function createRelated(entries: readonly string[] | Entries, usage: string | Usage = ''): RelatedTerms {
+  const raw = Array.isArray(entries) ? entriesFromLines((entries as readonly string[]).filter((l) => l.indexOf('\t') > 0)) : (entries as Entries);
+  const use = typeof usage === 'string' ? usageFromText(usage) : usage;
 
   // Parsed on first use and cached: a query touches a handful of the ~76k words.
   const cache = new Map<string, WordInfo>();
@@ -116,14 +113,18 @@ export function createRelated(entries: readonly string[], usage = ''): RelatedTe
 
 let shared: RelatedTerms | undefined;
 
-/** The shipped related-terms data, loaded once per process (~4 MB of JSON). */
+/**
+ * The shipped related-terms data, loaded once per process on first use. en-related.json (~4 MB)
+ * stays one string looked up in place (lexicon-entries.ts), not parsed into ~76k strings.
+ */
 export function loadRelated(): RelatedTerms {
   if (!shared) {
-    const file = readAsset('en-related.json') as { entries?: unknown; usage?: unknown };
-    if (!Array.isArray(file.entries) || !file.entries.every((e) => typeof e === 'string') || typeof file.usage !== 'string') {
+    const text = readAssetText('en-related.json');
+    const usageAt = fieldValueAt(text, 'usage');
+    if (usageAt < 0 || text.charCodeAt(usageAt) !== 0x22) {
       throw new Error('prefilter: en-related.json is malformed; rebuild with `node scripts/build-wordnet.mjs`');
     }
-    shared = createRelated(file.entries as string[], file.usage);
+    shared = createRelated(entriesFromJson(text, 'entries'), usageFromText(stringAt(text, usageAt)));
   }
   return shared;
 }

@@ -9,11 +9,9 @@ import {
   type Span,
   type Tracer,
 } from '@opentelemetry/api';
-import { W3CTraceContextPropagator } from '@opentelemetry/core';
-import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
-import { resourceFromAttributes } from '@opentelemetry/resources';
-import { BasicTracerProvider, BatchSpanProcessor, ParentBasedSampler, TraceIdRatioBasedSampler } from '@opentelemetry/sdk-trace-base';
-import { ATTR_SERVICE_NAME } from '@opentelemetry/semantic-conventions';
+import type { W3CTraceContextPropagator } from '@opentelemetry/core';
+import type { BasicTracerProvider } from '@opentelemetry/sdk-trace-base';
+import { createRequire } from 'node:module';
 import type { Config } from '../config/schema.js';
 import type { BackendState } from '../resilience/health.js';
 import type { CompiledBackend, CompiledTool } from '../tools/types.js';
@@ -22,6 +20,29 @@ export type TracingConfig = Config['tracing'];
 
 /** How long close() waits for the last spans to reach the collector. */
 const CLOSE_BOUND_MS = 2000;
+
+const require = createRequire(import.meta.url);
+
+/**
+ * The SDK, exporter and propagator (~3 MB of RSS), required when a gateway turns tracing on: with
+ * tracing off (the default) they are never loaded. Synchronous (these packages are CommonJS), so
+ * Tracing.create stays synchronous.
+ */
+function sdk(): {
+  core: typeof import('@opentelemetry/core');
+  exporter: typeof import('@opentelemetry/exporter-trace-otlp-http');
+  resources: typeof import('@opentelemetry/resources');
+  base: typeof import('@opentelemetry/sdk-trace-base');
+  semconv: typeof import('@opentelemetry/semantic-conventions');
+} {
+  return {
+    core: require('@opentelemetry/core') as typeof import('@opentelemetry/core'),
+    exporter: require('@opentelemetry/exporter-trace-otlp-http') as typeof import('@opentelemetry/exporter-trace-otlp-http'),
+    resources: require('@opentelemetry/resources') as typeof import('@opentelemetry/resources'),
+    base: require('@opentelemetry/sdk-trace-base') as typeof import('@opentelemetry/sdk-trace-base'),
+    semconv: require('@opentelemetry/semantic-conventions') as typeof import('@opentelemetry/semantic-conventions'),
+  };
+}
 
 /**
  * OpenTelemetry tracing of calls, one per gateway (never the global provider: two gateways in one
@@ -32,7 +53,7 @@ const CLOSE_BOUND_MS = 2000;
 export class Tracing {
   private readonly provider: BasicTracerProvider;
   private readonly tracer: Tracer;
-  private readonly propagator = new W3CTraceContextPropagator();
+  private readonly propagator: W3CTraceContextPropagator;
 
   /** undefined when tracing is off: every hook is an `?.` on it, so the off path allocates nothing. */
   static create(cfg: TracingConfig): Tracing | undefined {
@@ -40,9 +61,12 @@ export class Tracing {
   }
 
   private constructor(cfg: TracingConfig) {
-    const exporter = new OTLPTraceExporter({ url: cfg.endpoint, headers: { ...cfg.headers }, timeoutMillis: cfg.exportTimeoutMs });
+    const { core, exporter: otlp, resources, base, semconv } = sdk();
+    const { BasicTracerProvider, BatchSpanProcessor, ParentBasedSampler, TraceIdRatioBasedSampler } = base;
+    this.propagator = new core.W3CTraceContextPropagator();
+    const exporter = new otlp.OTLPTraceExporter({ url: cfg.endpoint, headers: { ...cfg.headers }, timeoutMillis: cfg.exportTimeoutMs });
     this.provider = new BasicTracerProvider({
-      resource: resourceFromAttributes({ [ATTR_SERVICE_NAME]: cfg.serviceName }),
+      resource: resources.resourceFromAttributes({ [semconv.ATTR_SERVICE_NAME]: cfg.serviceName }),
       // An agent's sampled flag is honoured; calls without a parent are sampled at the ratio.
       sampler: new ParentBasedSampler({ root: new TraceIdRatioBasedSampler(cfg.sampleRatio) }),
       spanProcessors: [new BatchSpanProcessor(exporter, { scheduledDelayMillis: cfg.exportDelayMs })],

@@ -1,5 +1,4 @@
-import { dereference, type Filesystem } from '@scalar/openapi-parser';
-import { upgradeFromTwoToThree } from '@scalar/openapi-upgrader/2.0-to-3.0';
+import type { Filesystem } from '@scalar/openapi-parser';
 import { pruneUnread } from './prune.js';
 import { parseSource, pointerSegments, SourceError, type FileProblem } from '../../util/source.js';
 
@@ -19,6 +18,11 @@ import { parseSource, pointerSegments, SourceError, type FileProblem } from '../
  */
 
 export type OpenApiVersion = '2.0' | '3.0' | '3.1';
+
+/** The parser and upgrader (~4 MB of RSS), imported when a first OpenAPI document is read: a gateway without one never loads them. */
+let scalar: Promise<[typeof import('@scalar/openapi-parser'), typeof import('@scalar/openapi-upgrader/2.0-to-3.0')]> | undefined;
+const loadScalar = (): NonNullable<typeof scalar> =>
+  (scalar ??= Promise.all([import('@scalar/openapi-parser'), import('@scalar/openapi-upgrader/2.0-to-3.0')]));
 
 /** A dereferenced OpenAPI 3.0 or 3.1 document (Swagger 2.0 upgraded to 3.0). May contain cycles: walk it with a visited set. */
 export type OpenApiDocument = Readonly<Record<string, unknown>>;
@@ -57,6 +61,7 @@ export async function readDocument(text: string, source: { file: string }): Prom
   const paths = raw['paths'];
   if (paths !== undefined && (paths === null || typeof paths !== 'object' || Array.isArray(paths))) return problem('/paths', 'paths must be an object');
 
+  const [{ dereference }, { upgradeFromTwoToThree }] = await loadScalar();
   let upgraded: unknown;
   try {
     upgraded = version === '2.0' ? upgradeFromTwoToThree(raw) : raw;
