@@ -49,7 +49,7 @@ export class McpPool extends EventEmitter<McpPoolEventMap> {
   private readonly options: ResolvedPoolOptions;
   private closed = false;
   private readonly ownTokens: boolean;
-  /** Until the connection module has loaded, servers given to the constructor wait here (every async method awaits it). */
+  /** While the connection module loads (servers from the constructor, or the first updateServer): every async method awaits it. */
   private loading: Promise<void> | undefined;
 
   constructor(servers: readonly McpServerFile[] = [], options: McpPoolOptions = {}) {
@@ -65,11 +65,18 @@ export class McpPool extends EventEmitter<McpPoolEventMap> {
       names.add(spec.name);
     }
     if (servers.length > 0) {
-      this.loading = loadConnection().then(() => {
+      this.loading = this.load(() => {
         if (!this.closed) for (const spec of servers) this.connections.set(spec.name, this.connect(spec));
-        this.loading = undefined;
       });
     }
+  }
+
+  /** Loads the connection module; `then` runs before any method waiting for it goes on. */
+  private load(then?: () => void): Promise<void> {
+    return loadConnection().then(() => {
+      then?.();
+      this.loading = undefined;
+    });
   }
 
   /**
@@ -154,8 +161,8 @@ export class McpPool extends EventEmitter<McpPoolEventMap> {
    */
   async updateServer(spec: McpServerFile): Promise<'added' | 'unchanged' | 'updated' | 'restarted'> {
     this.assertOpen();
-    if (this.loading) await this.loading;
-    await loadConnection();
+    // The first server: calls and pings for it arriving meanwhile wait for the module too (not awaited by the catalog).
+    if (this.loading || !Connection) await (this.loading ??= this.load());
     this.assertOpen();
     const existing = this.connections.get(spec.name);
     if (existing) return existing.update(spec);
