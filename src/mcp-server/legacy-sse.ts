@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Server } from '@modelcontextprotocol/server';
 import { endAtExpiry } from '../auth/expiry.js';
 import { SSEServerTransport } from '@modelcontextprotocol/sdk/server/sse.js';
@@ -13,9 +13,7 @@ import { toWebRequest } from './http.js';
 import type { ProtocolErrorReason } from './protocol-errors.js';
 import { sessionKey } from '../auth/caller.js';
 
-/** The legacy transport's paths (MCP 2024-11-05 "HTTP with SSE"): the stream, and where its messages are posted. */
-export const SSE_PATH = '/sse';
-export const MESSAGES_PATH = '/messages';
+import { MESSAGES_PATH } from './paths.js';
 const KEEPALIVE_MS = 25_000;
 /**
  * Answers written to a stream and not yet taken by its client (held in the gateway's memory past
@@ -59,18 +57,14 @@ export class LegacySse {
     for (const s of this.sessions.values()) fn(s.server);
   }
 
-  register(app: FastifyInstance, fastCalls: boolean): void {
-    app.get(SSE_PATH, { exposeHeadRoute: false, config: { origin: 'strict' }, schema: { summary: 'MCP over the legacy SSE transport: opens a session stream (its first event, `endpoint`, is the URL to POST messages to)', tags: ['mcp'] } }, (req, reply) => this.open(req, reply));
-    app.post(MESSAGES_PATH, { config: { origin: 'strict' }, schema: { summary: 'MCP over the legacy SSE transport: one client message for the session named by `sessionId` (202; replies go to its stream)', tags: ['mcp'] } }, (req, reply) => this.message(req, reply, fastCalls));
-  }
-
   /** Ends every stream (shutdown). */
   async closeAll(): Promise<void> {
     await Promise.all([...this.sessions.values()].map((s) => s.server.close().catch(() => undefined)));
     this.sessions.clear();
   }
 
-  private async open(req: FastifyRequest, reply: FastifyReply): Promise<void> {
+  /** GET /sse: opens a session stream. */
+  async open(req: FastifyRequest, reply: FastifyReply): Promise<void> {
     const caller = req.caller;
     const transport = new SSEServerTransport(MESSAGES_PATH, reply.raw);
     const server = this.build(caller);
@@ -96,7 +90,8 @@ export class LegacySse {
     await server.connect(transport); // writes the head and the `endpoint` event
   }
 
-  private async message(req: FastifyRequest, reply: FastifyReply, fastCalls: boolean): Promise<unknown> {
+  /** POST /messages: one client message for the session named by `sessionId`. */
+  async message(req: FastifyRequest, reply: FastifyReply, fastCalls: boolean): Promise<unknown> {
     const id = (req.query as Record<string, unknown> | undefined)?.['sessionId'];
     const session = typeof id === 'string' ? this.sessions.get(id) : undefined;
     // Another key's session is not found either: a key learns nothing about others' sessions.

@@ -4,7 +4,7 @@ import type { CallToolResult, Tool } from '@modelcontextprotocol/client';
 import { MCP_SERVER_DEFAULTS, type McpServerFile } from '../tools/mcp-server-schema.js';
 import { DEFAULT_BACKOFF } from './backoff.js';
 import { StartGate } from './pool-start.js';
-import { McpConnection } from './connection.js';
+import type { McpConnection } from './connection.js';
 import type { McpSession } from './session.js';
 import { McpPoolError } from './errors.js';
 import { UpstreamTokens } from '../auth/upstream/index.js';
@@ -37,11 +37,20 @@ export interface McpStartReport {
  * Errors: every method rejects with McpPoolError only; see its `kind`. A tool result with
  * `isError: true` is thrown as `tool_error` (the result is in `details.result`).
  */
+// The MCP client SDK (with zod) and the connection modules load with the first declared server (at import of dist/app.js: ≈ 8 MiB heap, 18 MiB RSS).
+let connectionModule: Promise<typeof import('./connection.js')> | undefined;
+let Connection: typeof McpConnection | undefined;
+async function loadConnection(): Promise<void> {
+  Connection ??= (await (connectionModule ??= import('./connection.js'))).McpConnection;
+}
+
 export class McpPool extends EventEmitter<McpPoolEventMap> {
   private readonly connections = new Map<string, McpConnection>();
   private readonly options: ResolvedPoolOptions;
   private closed = false;
   private readonly ownTokens: boolean;
+  /** While the connection module loads (servers from the constructor, or the first updateServer): every async method awaits it. */
+  private loading: Promise<void> | undefined;
 
   constructor(servers: readonly McpServerFile[] = [], options: McpPoolOptions = {}) {
     super();
@@ -50,10 +59,24 @@ export class McpPool extends EventEmitter<McpPoolEventMap> {
     this.setMaxListeners(0);
     this.options = { ...resolveOptions(options), onPassthrough: (e) => this.emit('passthrough', e) };
     this.ownTokens = options.upstreamTokens === undefined;
+    const names = new Set<string>();
     for (const spec of servers) {
-      if (this.connections.has(spec.name)) throw new Error(`duplicate MCP server name '${spec.name}'`);
-      this.connections.set(spec.name, this.connect(spec));
+      if (names.has(spec.name)) throw new Error(`duplicate MCP server name '${spec.name}'`);
+      names.add(spec.name);
     }
+    if (servers.length > 0) {
+      this.loading = this.load(() => {
+        if (!this.closed) for (const spec of servers) this.connections.set(spec.name, this.connect(spec));
+      });
+    }
+  }
+
+  /** Loads the connection module; `then` runs before any method waiting for it goes on. */
+  private load(then?: () => void): Promise<void> {
+    return loadConnection().then(() => {
+      then?.();
+      this.loading = undefined;
+    });
   }
 
   /**
@@ -61,6 +84,7 @@ export class McpPool extends EventEmitter<McpPoolEventMap> {
    * attempt (failed ones keep retrying with backoff). Others connect on first use.
    */
   async start(): Promise<McpStartReport> {
+    if (this.loading) await this.loading;
     const prestart = [...this.connections.values()].filter((c) => c.currentSpec.prestart ?? MCP_SERVER_DEFAULTS.prestart);
     await Promise.all(prestart.map((c) => c.start()));
     const report: McpStartReport = { ready: [], failed: [] };
@@ -87,16 +111,19 @@ export class McpPool extends EventEmitter<McpPoolEventMap> {
    * `notifications/cancelled` on timeout or abort.
    */
   async callTool(server: string, tool: string, args: Record<string, unknown>, opts: McpCallOptions): Promise<CallToolResult> {
+    if (this.loading) await this.loading;
     return this.get(server).callTool(tool, args, opts);
   }
 
   /** The server's tools, every `tools/list` page followed. */
   async listTools(server: string, opts: { deadline?: number; cancel?: Cancel } = {}): Promise<Tool[]> {
+    if (this.loading) await this.loading;
     return this.get(server).listTools(opts.deadline ?? Date.now() + this.options.listTimeoutMs, opts.cancel);
   }
 
   /** The server's ready session (connecting first, within the deadline), for the passthrough requests (resources, prompts, completions, logging). */
   async upstream(server: string, deadline: number, cancel?: Cancel): Promise<McpSession> {
+    if (this.loading) await this.loading;
     return this.get(server).readySession(deadline, cancel);
   }
 
@@ -112,7 +139,8 @@ export class McpPool extends EventEmitter<McpPoolEventMap> {
   }
 
   /** Pings a server within the deadline (active health checks); rejects when it is down or undeclared. */
-  ping(server: string, deadline: number): Promise<void> {
+  async ping(server: string, deadline: number): Promise<void> {
+    if (this.loading) await this.loading;
     return this.get(server).ping(deadline);
   }
 
@@ -133,6 +161,9 @@ export class McpPool extends EventEmitter<McpPoolEventMap> {
    */
   async updateServer(spec: McpServerFile): Promise<'added' | 'unchanged' | 'updated' | 'restarted'> {
     this.assertOpen();
+    // The first server: calls and pings for it arriving meanwhile wait for the module too (not awaited by the catalog).
+    if (this.loading || !Connection) await (this.loading ??= this.load());
+    this.assertOpen();
     const existing = this.connections.get(spec.name);
     if (existing) return existing.update(spec);
     const connection = this.connect(spec);
@@ -143,6 +174,7 @@ export class McpPool extends EventEmitter<McpPoolEventMap> {
 
   /** Removes a server: waiting calls fail, its session ends (a stdio server's whole group). */
   async removeServer(name: string): Promise<boolean> {
+    if (this.loading) await this.loading;
     const connection = this.connections.get(name);
     if (!connection) return false;
     this.connections.delete(name);
@@ -158,6 +190,7 @@ export class McpPool extends EventEmitter<McpPoolEventMap> {
   /** Ends every session and waits until no child process of any server remains. */
   async close(): Promise<void> {
     this.closed = true;
+    if (this.loading) await this.loading;
     const all = [...this.connections.values()];
     this.connections.clear();
     await Promise.all(all.map((c) => c.close()));
@@ -166,7 +199,8 @@ export class McpPool extends EventEmitter<McpPoolEventMap> {
 
   private connect(spec: McpServerFile): McpConnection {
     const server = spec.name;
-    return new McpConnection(spec, this.options, {
+    if (!Connection) throw new Error('the MCP connection module is not loaded');
+    return new Connection(spec, this.options, {
       state: (state, previous, reason) => this.emit('state', { server, state, previous, ...(reason === undefined ? {} : { reason }) }),
       restart: (restarts, reason) => this.emit('restart', { server, restarts, reason }),
       toolsChanged: () => this.emit('toolsChanged', { server }),

@@ -1,4 +1,5 @@
 import CircuitBreaker from 'opossum';
+import { EventEmitter } from 'node:events';
 import { GatewayError, isGatewayError } from '../errors.js';
 import type { CompiledBackend, CompiledTool } from '../tools/types.js';
 
@@ -57,6 +58,21 @@ function countsAsFailure(err: unknown): boolean {
  * timeout is off (the pipeline's deadline aborts the upstream call itself) and a volume floor keeps
  * a cold breaker from opening on its first failure.
  */
+/**
+ * One timer rotating the rolling windows' buckets of every breaker with the same window (opossum's
+ * `rotateBucketController`; 10 buckets, as opossum's default), instead of one interval per breaker.
+ */
+const rotators = new Map<number, EventEmitter>();
+const BUCKETS = 10;
+function rotatorFor(windowMs: number): EventEmitter {
+  let rotator = rotators.get(windowMs);
+  if (rotator) return rotator;
+  const created = new EventEmitter().setMaxListeners(0);
+  setInterval(() => created.emit('rotate'), Math.floor(windowMs / BUCKETS)).unref();
+  rotators.set(windowMs, created);
+  return created;
+}
+
 export class HealthBook {
   private readonly entries = new Map<string, Entry>();
   /** Backends refused with 401/403, until their tool file changes (value: the file hash then). */
@@ -83,6 +99,8 @@ export class HealthBook {
       rollingPercentilesEnabled: false, // latency is kept here (EWMA); no per-call array of latencies
       resetTimeout: cfg.resetTimeoutMs,
       rollingCountTimeout: cfg.rollingCountTimeoutMs,
+      rollingCountBuckets: BUCKETS,
+      rotateBucketController: rotatorFor(cfg.rollingCountTimeoutMs),
       volumeThreshold: cfg.volumeThreshold,
       errorThresholdPercentage: cfg.errorThresholdPercentage ?? 50,
       errorFilter: (err: unknown) => !countsAsFailure(err),

@@ -1,5 +1,6 @@
 import type { Ajv2020 } from 'ajv/dist/2020.js';
 import type { ValidateFunction } from 'ajv';
+import { sha256Hex } from '../util/hash.js';
 
 type DataCxt = Parameters<ValidateFunction>[1];
 
@@ -94,9 +95,27 @@ function checkSchema(ajv: Ajv2020, schema: Record<string, unknown>, shared: Shar
   return true;
 }
 
+/**
+ * Compiled validators by the exact text of their schema, per ajv instance: tools whose schemas are
+ * identical share one (≈ 5.6 KiB of generated code each). Safe: a compiled validator is pure, and
+ * its `errors` are read right after each call. An entry goes when no tool holds its function.
+ */
+type ByText = Map<string, WeakRef<ValidateFunction>>;
+const compiledBy = new WeakMap<Ajv2020, ByText>();
+const forget = new FinalizationRegistry<{ byText: ByText; key: string }>(({ byText, key }) => {
+  if (byText.get(key)?.deref() === undefined) byText.delete(key);
+});
+
 function compileNow(ajv: Ajv2020, schema: Record<string, unknown>): ValidateFunction {
+  let byText = compiledBy.get(ajv);
+  if (!byText) compiledBy.set(ajv, (byText = new Map()));
+  const key = sha256Hex(JSON.stringify(schema));
+  const known = byText.get(key)?.deref();
+  if (known) return known;
   const fn = ajv.compile(schema);
   ajv.removeSchema(schema); // no cache growth across reloads; the function stays valid
+  byText.set(key, new WeakRef(fn));
+  forget.register(fn, { byText, key });
   return fn;
 }
 
