@@ -8,10 +8,10 @@ import { describeError } from '../mcp/errors.js';
 import type { McpServerEntry } from '../tools/mcp-file.js';
 import { ownFilter, type OwnFilter } from './visibility.js';
 import { inGatewayScheme } from './uris.js';
+import { allPages } from '../mcp/pages.js';
 
 /** Bound of one passthrough request to a server (connecting included). */
 export const PASSTHROUGH_TIMEOUT_MS = 15_000;
-const MAX_PAGES = 100;
 
 /** A declared server as the passthrough sees it. */
 export interface ServerView {
@@ -93,7 +93,7 @@ export class UpstreamCatalog {
   async resources(view: ServerView): Promise<Resource[]> {
     const items = await this.cached(view, 'resources', async (c) => {
       if (!c.getServerCapabilities()?.resources) return [];
-      return pages((cursor) => c.listResources(cursor === undefined ? {} : { cursor }, opts()).then((r) => [r.resources, r.nextCursor]));
+      return allPages((cursor) => c.listResources(cursor === undefined ? {} : { cursor }, opts()).then((r) => [r.resources, r.nextCursor]));
     });
     return items.filter((r) => view.resources(r.uri) && this.unambiguous(view, r.uri));
   }
@@ -101,7 +101,7 @@ export class UpstreamCatalog {
   async templates(view: ServerView): Promise<{ template: ResourceTemplate; matcher: UriTemplate }[]> {
     const items = await this.cached(view, 'templates', async (c) => {
       if (!c.getServerCapabilities()?.resources) return [];
-      const all = await pages((cursor) => c.listResourceTemplates(cursor === undefined ? {} : { cursor }, opts()).then((r) => [r.resourceTemplates, r.nextCursor]));
+      const all = await allPages((cursor) => c.listResourceTemplates(cursor === undefined ? {} : { cursor }, opts()).then((r) => [r.resourceTemplates, r.nextCursor]));
       return all.flatMap((template) => {
         try {
           return [{ template, matcher: new UriTemplate(template.uriTemplate) }];
@@ -116,7 +116,7 @@ export class UpstreamCatalog {
   async prompts(view: ServerView): Promise<Prompt[]> {
     const items = await this.cached(view, 'prompts', async (c) => {
       if (!c.getServerCapabilities()?.prompts) return [];
-      return pages((cursor) => c.listPrompts(cursor === undefined ? {} : { cursor }, opts()).then((r) => [r.prompts, r.nextCursor]));
+      return allPages((cursor) => c.listPrompts(cursor === undefined ? {} : { cursor }, opts()).then((r) => [r.prompts, r.nextCursor]));
     });
     return items.filter((p) => view.prompts(p.name));
   }
@@ -167,17 +167,3 @@ export class UpstreamCatalog {
 
 const opts = () => ({ timeout: PASSTHROUGH_TIMEOUT_MS, cacheMode: 'bypass' as const });
 
-/** Every page of a list, following `nextCursor` (a repeated cursor or too many pages end it). */
-async function pages<T>(one: (cursor: string | undefined) => Promise<[T[], string | undefined]>): Promise<T[]> {
-  const out: T[] = [];
-  const seen = new Set<string>();
-  let cursor: string | undefined;
-  for (let i = 0; i < MAX_PAGES; i++) {
-    const [items, next] = await one(cursor);
-    out.push(...items);
-    if (next === undefined || seen.has(next)) break;
-    seen.add(next);
-    cursor = next;
-  }
-  return out;
-}

@@ -1,4 +1,5 @@
 import type { Client } from '@modelcontextprotocol/client';
+import { allPages } from './pages.js';
 
 /**
  * What an upstream server says on its own that /mcp passes on to its clients (resources,
@@ -53,22 +54,6 @@ export interface PassthroughNames {
   resources: string[];
   templates: string[];
   prompts: string[];
-}
-
-const LIST_PAGES = 100;
-
-async function allPages<T>(one: (cursor: string | undefined) => Promise<[T[], string | undefined]>): Promise<T[]> {
-  const out: T[] = [];
-  const seen = new Set<string>();
-  let cursor: string | undefined;
-  for (let i = 0; i < LIST_PAGES; i++) {
-    const [items, next] = await one(cursor);
-    out.push(...items);
-    if (next === undefined || seen.has(next)) break;
-    seen.add(next);
-    cursor = next;
-  }
-  return out;
 }
 
 /** The server's resource URIs, templates and prompt names (what its capabilities offer; a list that fails is empty). */
