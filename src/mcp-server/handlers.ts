@@ -125,6 +125,13 @@ export function mcpHandlers(app: FastifyInstance, opts: McpRouteOptions): McpHan
     return reply.send(jsonRpcError(status, code, message));
   };
 
+  /** A JSON-RPC error answer to the request itself (its id kept), HTTP 200 as the SDK answers a request it refuses. */
+  const refuseRequest = (reply: FastifyReply, message: unknown, reason: ProtocolErrorReason, code: number, text: string) => {
+    gw.metrics.mcpProtocolError(reason);
+    const id = (message as { id?: unknown } | undefined)?.id ?? null;
+    return reply.status(200).type('application/json').send({ jsonrpc: '2.0', id, error: { code, message: text } });
+  };
+
   /** An initialize past mcp.sessions.max: 503, Retry-After when the idlest session times out (sessions.ts, `refuses`). */
   const tooManySessions = (reply: FastifyReply) => {
     reply.header('retry-after', String(sessions.retryAfterSeconds()));
@@ -201,6 +208,7 @@ export function mcpHandlers(app: FastifyInstance, opts: McpRouteOptions): McpHan
       return answerFastCall(deps, call, req, reply, { modern: gate, encode: modernResult });
     }
     const released = isListen(parsed?.value) ? await passthrough.listen(req.caller, parsed?.value) : undefined;
+    if (released && 'refused' in released) return refuseRequest(reply, parsed?.value, 'too_many_subscriptions', -32600, released.refused);
     if (released) reply.raw.once('close', released);
     const response = await modern.fetch(webRequest(), req.caller, parsed?.value);
     if (isListen(parsed?.value) && response.status === 200 && response.headers.get('content-type')?.startsWith('text/event-stream')) {

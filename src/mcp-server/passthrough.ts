@@ -64,14 +64,17 @@ export class Passthrough {
 
   /**
    * A 2026-07-28 `subscriptions/listen`: its `resourceSubscriptions` kept to the URIs the caller
-   * may see (others are dropped, as unknown ones), bounded like a session's subscriptions, and held
-   * upstream while the stream is open. Returns the release, to call when the stream closes.
+   * may see (others are dropped, as unknown ones), bounded like a session's subscriptions (more
+   * URIs: refused), and held upstream while the stream is open. Returns the release, to call when
+   * the stream closes, or the refusal.
    */
-  async listen(caller: Caller, message: unknown): Promise<() => void> {
+  async listen(caller: Caller, message: unknown): Promise<(() => void) | { readonly refused: string }> {
     const params = (message as { params?: { notifications?: { resourceSubscriptions?: unknown } } }).params;
     const asked = params?.notifications?.resourceSubscriptions;
     if (!Array.isArray(asked) || !params?.notifications) return () => undefined;
-    const uris = [...new Set(asked.filter((u): u is string => typeof u === 'string'))].slice(0, this.limits.maxSubscriptionsPerSession);
+    const uris = [...new Set(asked.filter((u): u is string => typeof u === 'string'))];
+    // Refused as resources/subscribe past the bound is, not cut silently: the client would miss updates it asked for.
+    if (uris.length > this.limits.maxSubscriptionsPerSession) return { refused: `Subscription limit reached: at most ${this.limits.maxSubscriptionsPerSession} resources per session` };
     const kept: string[] = [];
     const held: { server: string; upstream: string }[] = [];
     for (const uri of uris) {

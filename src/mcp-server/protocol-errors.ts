@@ -17,6 +17,7 @@ export const PROTOCOL_ERROR_REASONS = [
   'too_large',
   'too_deep',
   'too_many_sessions',
+  'too_many_subscriptions',
   'other',
 ] as const;
 export type ProtocolErrorReason = (typeof PROTOCOL_ERROR_REASONS)[number];

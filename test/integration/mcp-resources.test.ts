@@ -204,4 +204,13 @@ describe('resources through /mcp', () => {
     await sub.close();
     await narrowSub.close();
   }, 40000);
+
+  it('modern: a subscriptions/listen naming more URIs than mcp.resources.maxSubscriptionsPerSession is refused, not cut short', async () => {
+    const c = await connect('modern');
+    const uris = (await listAll(c)).slice(0, 4).map((r) => r.uri);
+    expect(uris).toHaveLength(4); // the test's bound is 3
+    await expect(c.listen({ resourceSubscriptions: uris })).rejects.toThrow(/Subscription limit reached: at most 3/);
+    const sub = await c.listen({ resourceSubscriptions: uris.slice(0, 3) }); // at the bound: served
+    await sub.close();
+  }, 30000);
 });
