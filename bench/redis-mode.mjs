@@ -16,13 +16,12 @@
 //
 // Prints a markdown table and one JSON line. Targets: redis ≥ 0.85× memory's calls/s, p99 ≤ 1.3×.
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
 import { createConnection } from 'node:net';
-import { cpus, loadavg, tmpdir } from 'node:os';
+import { cpus, loadavg } from 'node:os';
 import { join, resolve } from 'node:path';
 import { request } from 'undici';
-import { benchEchoTool, requireDist, root } from './lib/gateway.mjs';
+import { benchEchoTool, makeGatewayDir, requireDist, root } from './lib/gateway.mjs';
 import { load, median } from './lib/load.mjs';
 import { cpuMs, delay, freePort, spawnNode, spawnServer, stop } from './lib/proc.mjs';
 import { flag } from './lib/args.mjs';
@@ -71,29 +70,14 @@ async function startRedis() {
 
 /** A config dir for one gateway: its tools.d, audit file, a key; state in Redis when `redisUrl`. */
 function gatewayDir(upstreamUrl, redisUrl, stream) {
-  const dir = mkdtempSync(join(tmpdir(), 'toolgate-bench-redis-'));
-  const toolsDir = join(dir, 'tools.d');
-  mkdirSync(toolsDir);
-  writeFileSync(join(toolsDir, 'bench-echo.yaml'), benchEchoTool('Bench tool. Forwards its arguments to the tiny upstream.', `  - id: upstream\n    http: { method: POST, url: "${upstreamUrl}/echo", body: "{{arguments}}" }\n`));
-  const key = randomBytes(24).toString('hex');
-  const configFile = join(dir, 'gateway.yaml');
-  writeFileSync(
-    configFile,
-    `auth:
-  keys:
-    - id: bench
-      key: "${key}"
-audit:
-  file: "${join(dir, 'audit.jsonl')}"
-${redisUrl ? `  redisStream: "${stream}"\n` : ''}tools:
-  dir: "${toolsDir}"
-  watch: false
-limits:
-  loopRepeats: 1000000000
-  rateLimit: { requests: 1000000000, windowSeconds: 60 }
-${redisUrl ? `state:\n  redis: "${redisUrl}"\n` : ''}`,
+  const tool = benchEchoTool('Bench tool. Forwards its arguments to the tiny upstream.', `  - id: upstream\n    http: { method: POST, url: "${upstreamUrl}/echo", body: "{{arguments}}" }\n`);
+  return makeGatewayDir(
+    { 'bench-echo.yaml': tool },
+    {
+      audit: redisUrl ? `  redisStream: "${stream}"\n` : '',
+      extra: `limits:\n  loopRepeats: 1000000000\n  rateLimit: { requests: 1000000000, windowSeconds: 60 }\n${redisUrl ? `state:\n  redis: "${redisUrl}"\n` : ''}`,
+    },
   );
-  return { dir, configFile, key, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
 }
 
 /** `node <distDir>/server.js` on a free port, ready when /readyz answers 200. */

@@ -38,9 +38,10 @@ export function requireDist() {
 
 /**
  * A temporary directory with tools.d/ filled by `files` ({ 'name.yaml': text }), gateway.yaml and an
- * audit file. Returns { dir, toolsDir, configFile, auditFile, key, cleanup() }.
+ * audit file. `audit` adds lines to the audit section, `extra` top-level YAML after the config.
+ * Returns { dir, toolsDir, configFile, auditFile, key, cleanup() }.
  */
-export function makeGatewayDir(files = {}) {
+export function makeGatewayDir(files = {}, { audit = '', extra = '' } = {}) {
   const dir = mkdtempSync(join(tmpdir(), 'toolgate-bench-'));
   const toolsDir = join(dir, 'tools.d');
   mkdirSync(toolsDir);
@@ -56,10 +57,10 @@ export function makeGatewayDir(files = {}) {
       key: "${key}"
 audit:
   file: "${auditFile}"
-tools:
+${audit}tools:
   dir: "${toolsDir}"
   watch: false
-`,
+${extra}`,
   );
   return { dir, toolsDir, configFile, auditFile, key, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
 }
