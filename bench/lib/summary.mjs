@@ -151,6 +151,13 @@ export function summaryRows(blocks) {
       add('peers-baseline', `toolgate \`/mcp\`, v2 client, ${era}: calls/s, 32 clients, vs \`/mcp\` at ${pb.baselineCommit} (legacy)`, `${Math.round(t.conc.rps).toLocaleString('en-US')} vs ${Math.round(base.conc.rps).toLocaleString('en-US')} (${f(r)}×)`, 'no slower (≥ 1.00×)', r >= 1);
     }
   }
+  // Serial latency of this build against an earlier checkout over pairs of fresh gateways (bench/build-ab.mjs).
+  const ab = blocks['build-ab']?.data;
+  if (ab?.summary) {
+    for (const [path, ratio] of Object.entries(ab.summary)) {
+      add('build-ab', `${path}: serial latency vs ${ab.commits.baseline}, median over ${ab.pairs} pairs of fresh gateways`, `${f(ratio)}×`, `no slower: ≤ ${f(ab.noise)}× (the harness's A/A spread)`, ratio <= ab.noise);
+    }
+  }
   const o = blocks['oidc-auth']?.data;
   if (o) {
     add('oidc-auth', 'gateway CPU per call, JWT (cached) − API key, HTTP', `${o.http.diffUs >= 0 ? '+' : ''}${f(o.http.diffUs, 1)} µs (${f(o.http.jwt.cpuUs, 0)} vs ${f(o.http.key.cpuUs, 0)} µs)`, `≤ ${o.targetUs} µs`, o.met.http);

@@ -122,3 +122,17 @@ describe('the result-guards rows of the summary', () => {
     expect(lines.find((r) => r.includes('everything on'))).toContain('86.00 µs (4.0× the defaults)');
   });
 });
+
+describe('the build-ab rows of the summary', () => {
+  it('judges each path against the harness\'s A/A spread, not against 1.00', () => {
+    const data = { bench: 'build-ab', commits: { this: 'aaaaaaa', baseline: 'bbbbbbb' }, noise: 1.03, pairs: 6, summary: { 'REST, builtin echo': 0.96, '/mcp 2025-11-25, server-everything echo': 1.02, 'REST, server-everything echo': 1.08 } };
+    const doc = `<!-- bench:build-ab -->\nMeasured 2026-12-03 08:04 UTC on a machine.\n\n<!-- ${JSON.stringify(data)} -->\n<!-- /bench:build-ab -->`;
+    const lines = (summaryTable(doc) as string).split('\n');
+    const row = (path: string) => lines.find((r) => r.includes(`${path}: serial latency vs bbbbbbb, median over 6 pairs`)) ?? '';
+    expect(row('REST, builtin echo')).toContain('| 0.96× | no slower: ≤ 1.03× (the harness\'s A/A spread) | met |');
+    expect(row('/mcp 2025-11-25, server-everything echo')).toContain('| 1.02× |');
+    expect(row('/mcp 2025-11-25, server-everything echo')).toContain('| met |');
+    expect(row('REST, server-everything echo')).toContain('| 1.08× |');
+    expect(row('REST, server-everything echo')).toContain('| **missed** |');
+  });
+});
