@@ -12,7 +12,10 @@
 // commands each call cost (top-level commands per call; script-internal commands are not counted).
 //
 //   npm run build && node bench/redis-mode.mjs [--connections 32] [--cycles 9] [--slice 2] [--warmup 2]
-//       [--baseline ../main-checkout]
+//       [--baseline ../main-checkout] [--cpu-prof DIR]
+//
+// --cpu-prof DIR: every gateway runs under `node --cpu-prof` and leaves its profile in DIR on exit
+// (to find where Redis mode spends its extra CPU per call).
 //
 // Prints a markdown table and one JSON line. Targets: redis ≥ 0.85× memory's calls/s, p99 ≤ 1.3×.
 import { spawn } from 'node:child_process';
@@ -31,6 +34,7 @@ const cycles = Number(flag('--cycles', '9'));
 const slice = Number(flag('--slice', '2'));
 const warmup = Number(flag('--warmup', '2'));
 const baselineArg = flag('--baseline', '');
+const profileDir = flag('--cpu-prof', '');
 const baseline = baselineArg ? resolve(baselineArg) : undefined;
 requireDist();
 if (baseline && !existsSync(join(baseline, 'dist/server.js'))) {
@@ -83,7 +87,7 @@ function gatewayDir(upstreamUrl, redisUrl, stream) {
 /** `node <distDir>/server.js` on a free port, ready when /readyz answers 200. */
 async function startGateway(distDir, gdir) {
   const port = await freePort();
-  const h = spawnNode([join(distDir, 'server.js')], { env: { TOOLGATE_CONFIG: gdir.configFile, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn' } });
+  const h = spawnNode([...(profileDir ? ['--cpu-prof', `--cpu-prof-dir=${resolve(profileDir)}`] : []), join(distDir, 'server.js')], { env: { TOOLGATE_CONFIG: gdir.configFile, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn' } });
   const url = `http://127.0.0.1:${port}`;
   for (let i = 0; i < 600; i++) {
     if (h.child.exitCode !== null) throw new Error(`gateway exited with ${h.child.exitCode}:\n${h.output()}`);
