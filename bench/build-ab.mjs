@@ -22,7 +22,7 @@ import { performance } from 'node:perf_hooks';
 import { request } from 'undici';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { flag } from './lib/args.mjs';
-import { makeGatewayDir, root } from './lib/gateway.mjs';
+import { everythingServerFile, makeGatewayDir, root } from './lib/gateway.mjs';
 import { delay, freePort, spawnNode, stop } from './lib/proc.mjs';
 import { median } from './lib/stats.mjs';
 
@@ -43,17 +43,8 @@ const builds = { this: join(root, 'dist'), baseline: join(resolve(baselineDir), 
 const commits = { this: commitOf(root), baseline: commitOf(baselineDir) };
 
 const EVERYTHING = join(root, 'node_modules/@modelcontextprotocol/server-everything/dist/index.js');
-const node = process.execPath;
 const files = {
-  'everything.yaml': `kind: mcp-server
-name: everything
-transport: stdio
-command: ${JSON.stringify(node)}
-args: [${JSON.stringify(EVERYTHING)}, stdio]
-prestart: true
-include: [echo]
-overrides: { echo: { sideEffect: read, confirm: false } }
-`,
+  'everything.yaml': everythingServerFile(EVERYTHING),
   'echo.yaml': `name: bench.echo
 description: Echoes its message.
 inputSchema:

@@ -12,14 +12,14 @@ import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { delay, freePort } from './lib/proc.mjs';
-import { root } from './lib/gateway.mjs';
+import { everythingServerFile, root } from './lib/gateway.mjs';
 
 const [dist, era = 'legacy', n = 4000, prof] = [resolve(process.argv[2] ?? join(root, 'dist')), process.argv[3], Number(process.argv[4] ?? 4000), process.argv[5]];
 const node = process.execPath;
 const EV = join(root, 'node_modules/@modelcontextprotocol/server-everything/dist/index.js');
 const dir = mkdtempSync(join(tmpdir(), 'toolgate-serial-'));
 mkdirSync(join(dir, 'tools.d'));
-writeFileSync(join(dir, 'tools.d/everything.yaml'), `kind: mcp-server\nname: everything\ntransport: stdio\ncommand: ${JSON.stringify(node)}\nargs: [${JSON.stringify(EV)}, stdio]\nprestart: true\ninclude: [echo]\noverrides: { echo: { sideEffect: read, confirm: false } }\n`);
+writeFileSync(join(dir, 'tools.d/everything.yaml'), everythingServerFile(EV));
 writeFileSync(join(dir, 'gateway.yaml'), `audit:\n  file: ${JSON.stringify(join(dir, 'audit.jsonl'))}\ntools:\n  dir: ${JSON.stringify(join(dir, 'tools.d'))}\n  watch: false\n`);
 const port = await freePort();
 const spawnedAt = performance.now();

@@ -54,7 +54,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import { Client as ClientV2, StreamableHTTPClientTransport as StreamableHTTPClientTransportV2 } from '@modelcontextprotocol/client';
 import { Pool, request } from 'undici';
-import { pipelineBypass, requireDist, root } from './lib/gateway.mjs';
+import { everythingServerFile, pipelineBypass, requireDist, root } from './lib/gateway.mjs';
 import { delay, freePort } from './lib/proc.mjs';
 import { summarize } from './lib/cpuprofile.mjs';
 import { rpsVerdict, serialVerdict } from './lib/summary.mjs';
@@ -282,18 +282,7 @@ function toolgateDir() {
   const dir = mkdtempSync(join(tmpdir(), 'toolgate-peers-'));
   const toolsDir = join(dir, 'tools.d');
   mkdirSync(toolsDir);
-  writeFileSync(
-    join(toolsDir, 'everything.yaml'),
-    `kind: mcp-server
-name: everything
-transport: stdio
-command: ${JSON.stringify(node)}
-args: [${JSON.stringify(EVERYTHING)}, stdio]
-prestart: true
-include: [echo]
-overrides: { echo: { sideEffect: read, confirm: false } }
-`,
-  );
+  writeFileSync(join(toolsDir, 'everything.yaml'), everythingServerFile(EVERYTHING));
   // No key: open mode on loopback (a single local identity), as a developer runs it next to an agent.
   const configFile = join(dir, 'gateway.yaml');
   writeFileSync(configFile, `audit:\n  file: ${JSON.stringify(join(dir, 'audit.jsonl'))}\ntools:\n  dir: ${JSON.stringify(toolsDir)}\n  watch: false\n`);

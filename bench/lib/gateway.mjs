@@ -29,6 +29,22 @@ backends:
 ${backendYaml}`;
 }
 
+/**
+ * The server file of the MCP benches: server-everything (at `everything`, its dist/index.js) over
+ * stdio, started with the gateway, only its `echo` imported, as a read that needs no confirmation.
+ */
+export function everythingServerFile(everything) {
+  return `kind: mcp-server
+name: everything
+transport: stdio
+command: ${JSON.stringify(process.execPath)}
+args: [${JSON.stringify(everything)}, stdio]
+prestart: true
+include: [echo]
+overrides: { echo: { sideEffect: read, confirm: false } }
+`;
+}
+
 export function requireDist() {
   if (!existsSync(join(root, 'dist/server.js'))) {
     console.error('No compiled gateway in dist/: run `npm run build` first.');
