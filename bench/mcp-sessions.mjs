@@ -5,27 +5,33 @@
 // (DELETE), so the two differ only in the sessions held, not in what their JIT has seen. Both are opened with raw HTTP (undici pools): no
 // SDK client per session. Then:
 //   - RSS of the loaded gateway after a full GC (bench/lib/gc-on-signal.mjs), before any session,
-//     with the sessions, with the streams: per-session and per-stream bytes;
+//     with the sessions, with the streams: per-session and per-stream bytes. Both gateways are
+//     collected at the same points (a forced full GC slows the next few thousand calls);
 //   - serial `tools/call` latency of a builtin echo over one session, rounds alternating between the
-//     loaded gateway and the empty one (the same run, the same two cores): the ratio;
+//     loaded gateway and the empty one (the same run, the same two cores), after --warm untimed
+//     calls on each: the ratio, and each gateway's threads' CPU per call (/proc/<pid>/task);
 //   - the flood: initializes past mcp.sessions.max are refused (503 + Retry-After), the open
 //     sessions are kept and still callable.
 // Keys: --keys API keys share the sessions (mcp.sessions.perCaller is raised to fit them).
 //
 //   npm run build && node bench/mcp-sessions.mjs [--sessions 10000] [--streams 2000] [--calls 500]
-//       [--rounds 5] [--keys 40]
+//       [--rounds 5] [--warm 4000] [--keys 40] [--cpu-prof DIR] [--trace V8FLAG]
+// --cpu-prof DIR: both gateways profile the calls phase with the sessions open (V8 profiler, 100 µs
+// sampling, bench/lib/profile-on-signal.mjs) into DIR/loaded.cpuprofile and DIR/empty.cpuprofile,
+// and a summary of self time per call is printed (bench/lib/cpuprofile.mjs).
 //
 // Prints a markdown table and one JSON line for the summary.
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { loadavg, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { Agent, Pool } from 'undici';
 import { requireDist, root, startGateway } from './lib/gateway.mjs';
-import { delay, rssBytes, stop } from './lib/proc.mjs';
+import { delay, rssBytes, stop, threadDelta, threadStats } from './lib/proc.mjs';
 import { flag } from './lib/args.mjs';
 import { median } from './lib/stats.mjs';
+import { summarize } from './lib/cpuprofile.mjs';
 
 const percentile = (xs, p) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor((xs.length * p) / 100))];
 
@@ -34,6 +40,10 @@ const STREAMS = Number(flag('--streams', '2000'));
 const CALLS = Number(flag('--calls', '500'));
 const ROUNDS = Number(flag('--rounds', '5'));
 const KEYS = Number(flag('--keys', '40'));
+const WARM = Number(flag('--warm', '4000'));
+const profileDir = flag('--cpu-prof', '');
+// --trace FLAG (e.g. --trace --trace-gc, --trace --trace-deopt): both gateways run with that V8 flag, and the lines they print during the calls phase are shown.
+const traceFlag = flag('--trace', '');
 const RSS_TARGET = 2 ** 30;
 const LATENCY_TARGET = 1.2;
 requireDist();
@@ -127,15 +137,56 @@ async function settled(gw, waiters) {
   return { rss: rssBytes(gw.pid), heapUsed: m.heapUsed };
 }
 
+/** Runs `phase` with both gateways' CPU profilers on from the start of its timed calls (SIGWINCH starts and stops them), then prints self time per call. */
+async function profiledPhase(gws, phase) {
+  const signal = (gw) => {
+    const line = new Promise((r) => profiled.set(gw.pid, r));
+    process.kill(gw.pid, 'SIGWINCH');
+    return line;
+  };
+  const out = await phase(() => Promise.all(gws.map(signal)));
+  const files = await Promise.all(gws.map(signal));
+  const calls = CALLS * ROUNDS;
+  for (const [i, name] of ['loaded', 'empty'].entries()) {
+    const s = summarize(files[i], { rootDir: root, top: 15 });
+    const busy = s.totalMs - (s.packages.find((p) => p.pkg === '((idle))')?.selfMs ?? 0);
+    console.error(`\n${name}: ${files[i]}: busy ${(busy * 1000 / calls).toFixed(1)} µs per call of ${(s.totalMs * 1000 / calls).toFixed(1)}`);
+    for (const f of s.functions) console.error(`  ${(f.selfMs * 1000 / calls).toFixed(1).padStart(7)} µs  ${f.name}  ${f.where}`);
+    for (const p of s.packages.slice(0, 12)) console.error(`  ${(p.selfMs * 1000 / calls).toFixed(1).padStart(7)} µs  [${p.pkg}]`);
+  }
+  return out;
+}
+
+/** A gateway's threads over the calls phase, per call of its own: the main thread's CPU and run-queue wait, the other threads' CPU, in µs. */
+function perCall(rows) {
+  const calls = CALLS * ROUNDS;
+  const us = (ns) => ns / 1000 / calls;
+  const main = rows.find((r) => r.main);
+  const others = rows.filter((r) => !r.main && r.cpuNs > 0);
+  return {
+    mainCpu: us(main.cpuNs),
+    mainWait: us(main.waitNs),
+    mainSwitches: (main.switches + main.involuntary) / calls,
+    otherCpu: us(others.reduce((a, r) => a + r.cpuNs, 0)),
+    busiest: others.sort((a, b) => b.cpuNs - a.cpuNs).slice(0, 3).map((r) => `${r.name} ${us(r.cpuNs).toFixed(1)}`),
+  };
+}
+
 const MiB = 2 ** 20;
 const gdir = gatewayDir();
 const waiters = new Map();
-const spawnOne = () => {
+const traced = Object.assign([], { on: false }); // --trace: the gateways' lines during the calls phase
+const profiled = new Map(); // pid -> resolve of the next PROFILE line
+const spawnOne = (name) => {
   let gw;
+  const profiler = profileDir ? ['--import', join(root, 'bench/lib/profile-on-signal.mjs')] : [];
   const p = startGateway(gdir, {
-    nodeArgs: ['--expose-gc', '--import', join(root, 'bench/lib/gc-on-signal.mjs')],
+    nodeArgs: ['--expose-gc', '--import', join(root, 'bench/lib/gc-on-signal.mjs'), ...profiler, ...(traceFlag ? [traceFlag] : [])],
+    env: profileDir ? { TOOLGATE_PROFILE_FILE: join(resolve(profileDir), `${name}.cpuprofile`) } : {},
     onLine: (line) => {
       if (line.startsWith('MEM ')) waiters.get(gw?.pid)?.(JSON.parse(line.slice(4)));
+      if (line.startsWith('PROFILE ')) profiled.get(gw?.pid)?.(line.slice(8));
+      if (traceFlag && traced.on && !/^(MEM|PROFILE) /.test(line)) traced.push(`${name}: ${line}`);
     },
   });
   return p.then((g) => (gw = g));
@@ -145,8 +196,8 @@ let empty;
 let exitCode = 0;
 const load0 = loadavg()[0];
 try {
-  loaded = await spawnOne();
-  empty = await spawnOne();
+  loaded = await spawnOne('loaded');
+  empty = await spawnOne('empty');
   const poolOf = (gw) => new Pool(gw.url, { connections: 32, pipelining: 1, keepAliveTimeout: 60_000 });
   const lp = poolOf(loaded);
   const ep = poolOf(empty);
@@ -155,17 +206,32 @@ try {
   const probeL = (await openMany(lp, 1))[0];
   const probeE = (await openMany(ep, 1))[0];
   for (let i = 0; i < 300; i++) await call(lp, probeL), await call(ep, probeE);
-  const idle = await settled(loaded, waiters);
+  // Both gateways get the same forced full GCs, at the same points: a full GC costs the calls after it
+  // (V8 sweeps and recompiles what it flushed), so collecting only the loaded one would be measured as the sessions' cost.
+  const [idle, emptyIdle] = await Promise.all([settled(loaded, waiters), settled(empty, waiters)]);
 
-  /** Alternating rounds of CALLS serial calls on each gateway: medians and p99 of all. */
-  const latency = async () => {
+  /**
+   * Alternating rounds of CALLS serial calls on each gateway: medians and p99 of all. First WARM
+   * untimed calls on each (interleaved in blocks): after a forced full GC both gateways answer
+   * ~2× slower for ~3,000 calls, and that settling is not what the phase measures.
+   */
+  const latency = async (beforeTimed = () => undefined) => {
+    for (let i = 0; i < WARM; i += CALLS) {
+      for (let j = 0; j < CALLS; j++) await call(lp, probeL);
+      for (let j = 0; j < CALLS; j++) await call(ep, probeE);
+    }
+    await beforeTimed();
     const xs = { loaded: [], empty: [] };
+    const rounds = { loaded: [], empty: [] };
     for (let r = 0; r < ROUNDS; r++) {
       for (const [name, pool, s] of r % 2 ? [['empty', ep, probeE], ['loaded', lp, probeL]] : [['loaded', lp, probeL], ['empty', ep, probeE]]) {
-        for (let i = 0; i < CALLS; i++) xs[name].push(await call(pool, s));
+        const round = [];
+        for (let i = 0; i < CALLS; i++) round.push(await call(pool, s));
+        xs[name].push(...round);
+        rounds[name].push(Number(median(round).toFixed(3)));
       }
     }
-    return Object.fromEntries(Object.entries(xs).map(([k, v]) => [k, { median: median(v), p99: percentile(v, 99) }]));
+    return Object.fromEntries(Object.entries(xs).map(([k, v]) => [k, { median: median(v), p99: percentile(v, 99), rounds: rounds[k] }]));
   };
   const before = await latency();
 
@@ -173,13 +239,23 @@ try {
   // The empty gateway serves the same initializes, each session closed again at once: both have the same history, only one holds the sessions.
   const [sessions] = await Promise.all([openMany(lp, SESSIONS - 1), openMany(ep, SESSIONS - 1, 16, true)]);
   const openMs = performance.now() - t0;
-  const withSessions = await settled(loaded, waiters);
+  const [withSessions] = await Promise.all([settled(loaded, waiters), settled(empty, waiters)]);
   const t1 = performance.now();
   const streams = [];
   for (let i = 0; i < STREAMS; i += 100) streams.push(...(await Promise.all(sessions.slice(i, Math.min(STREAMS, i + 100)).map((s) => openStream(streamAgent, loaded.url, s)))));
   const streamMs = performance.now() - t1;
-  const withStreams = await settled(loaded, waiters);
-  const during = await latency();
+  const [withStreams, emptyAfter] = await Promise.all([settled(loaded, waiters), settled(empty, waiters)]);
+  let threadsBefore;
+  const timed = () => {
+    threadsBefore = [loaded, empty].map((gw) => threadStats(gw.pid));
+    traced.on = true;
+  };
+  const during = profileDir
+    ? await profiledPhase([loaded, empty], (startProfiles) => latency(async () => (timed(), await startProfiles())))
+    : await latency(timed);
+  const threads = [loaded, empty].map((gw, i) => perCall(threadDelta(threadsBefore[i], threadStats(gw.pid), gw.pid)));
+  traced.on = false;
+  if (traceFlag) console.error(`${traceFlag} during the calls phase:\n${traced.join('\n')}`);
 
   // The flood: past the bound, initializes are refused and the open sessions stay.
   const refused = [];
@@ -193,7 +269,7 @@ try {
   const ratio = during.loaded.median / during.empty.median;
   const ratioBefore = before.loaded.median / before.empty.median;
   const f = (x, d = 3) => x.toFixed(d);
-  console.log(`One gateway holds ${SESSIONS.toLocaleString('en-US')} initialized 2025 sessions (raw HTTP, ${KEYS} keys, perCaller ${perCaller}, max ${SESSIONS}) and ${STREAMS.toLocaleString('en-US')} standalone GET streams on /mcp (of ${STREAMS.toLocaleString('en-US')} of those sessions); a second gateway on the same config served the same initializes but closed each session at once (DELETE), and holds one. Serial \`tools/call\` of a builtin echo over one session, ${ROUNDS} alternating rounds of ${CALLS} calls per gateway. RSS after a forced full GC. Load average ${load0.toFixed(1)} at the start, ${loadavg()[0].toFixed(1)} at the end.\n`);
+  console.log(`One gateway holds ${SESSIONS.toLocaleString('en-US')} initialized 2025 sessions (raw HTTP, ${KEYS} keys, perCaller ${perCaller}, max ${SESSIONS}) and ${STREAMS.toLocaleString('en-US')} standalone GET streams on /mcp (of ${STREAMS.toLocaleString('en-US')} of those sessions); a second gateway on the same config served the same initializes but closed each session at once (DELETE), and holds one. Serial \`tools/call\` of a builtin echo over one session, ${ROUNDS} alternating rounds of ${CALLS} calls per gateway after ${WARM.toLocaleString('en-US')} untimed calls on each. RSS after a forced full GC, of both gateways at the same points. Load average ${load0.toFixed(1)} at the start, ${loadavg()[0].toFixed(1)} at the end.\n`);
   console.log('| | figure |');
   console.log('|---|---:|');
   console.log(`| RSS idle (1 session) | ${f(idle.rss / MiB, 1)} MiB |`);
@@ -205,9 +281,14 @@ try {
   console.log(`| serial call median, without sessions (before, same gateways) | ${f(before.loaded.median)} vs ${f(before.empty.median)} ms (${f(ratioBefore, 2)}×) |`);
   console.log(`| serial call median, loaded vs empty gateway | **${f(during.loaded.median)} vs ${f(during.empty.median)} ms (${f(ratio, 2)}×)** (target ≤ ${LATENCY_TARGET}×) |`);
   console.log(`| serial call p99, loaded vs empty | ${f(during.loaded.p99)} vs ${f(during.empty.p99)} ms |`);
+  const [tl, te] = threads;
+  console.log(`| per call, main thread on a CPU, loaded vs empty | ${f(tl.mainCpu, 1)} vs ${f(te.mainCpu, 1)} µs (${f(tl.mainCpu / te.mainCpu, 2)}×) |`);
+  console.log(`| per call, main thread runnable but waiting for a CPU | ${f(tl.mainWait, 1)} vs ${f(te.mainWait, 1)} µs |`);
+  console.log(`| per call, the other threads' CPU (busiest) | ${f(tl.otherCpu, 1)} (${tl.busiest.join(', ')}) vs ${f(te.otherCpu, 1)} (${te.busiest.join(', ')}) µs |`);
+  console.log(`| the control gateway after ${(SESSIONS - 1).toLocaleString('en-US')} sessions opened and closed: RSS / JS heap | ${f(emptyAfter.rss / MiB, 1)} / ${f(emptyAfter.heapUsed / MiB, 1)} MiB (idle ${f(emptyIdle.rss / MiB, 1)} / ${f(emptyIdle.heapUsed / MiB, 1)} MiB) |`);
   console.log(`| initializes past the bound refused with 503 + Retry-After | ${refusals} of ${refused.length}; oldest session still served: ${oldestStillServed ? 'yes' : 'no'} |`);
   const met = withStreams.rss <= RSS_TARGET && ratio <= LATENCY_TARGET;
-  console.log(`\n<!-- ${JSON.stringify({ bench: 'mcp-sessions', sessions: SESSIONS, streams: STREAMS, rss: { idle: idle.rss, sessions: withSessions.rss, streams: withStreams.rss }, perSession, perSessionHeap, perStream, latency: { before, during }, ratio, refusals, refused: refused.length, oldestStillServed, targets: { rss: RSS_TARGET, ratio: LATENCY_TARGET }, met })} -->`);
+  console.log(`\n<!-- ${JSON.stringify({ bench: 'mcp-sessions', sessions: SESSIONS, streams: STREAMS, rss: { idle: idle.rss, sessions: withSessions.rss, streams: withStreams.rss }, control: { idle: emptyIdle, after: emptyAfter }, perSession, perSessionHeap, perStream, latency: { before, during }, ratio, threads: { loaded: tl, empty: te }, refusals, refused: refused.length, oldestStillServed, targets: { rss: RSS_TARGET, ratio: LATENCY_TARGET }, met })} -->`);
   for (const s of streams) s.body.destroy();
   await Promise.all([lp.close(), ep.close(), streamAgent.destroy()]);
   if (refusals !== refused.length || !oldestStillServed) exitCode = 1;

@@ -1,6 +1,6 @@
 // Child processes for the benches: spawn, wait until ready, read RSS, stop by PID (never by name).
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 
 /** A port that was free a moment ago on 127.0.0.1 (for children that take PORT from the env). */
@@ -121,4 +121,34 @@ export function cpuMs(pid) {
   const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return (Number(fields[11]) + Number(fields[12])) * 10; // utime, stime (fields 14 and 15)
+}
+
+/**
+ * Per-thread scheduler figures of a process, from /proc/<pid>/task/<tid>/{comm,schedstat,status}:
+ * Map(tid → { name, cpuNs (on a CPU), waitNs (runnable, waiting for one), switches, involuntary }).
+ */
+export function threadStats(pid) {
+  const out = new Map();
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      const dir = `/proc/${pid}/task/${tid}`;
+      const [cpuNs, waitNs] = readFileSync(`${dir}/schedstat`, 'utf8').trim().split(' ').map(Number);
+      const status = readFileSync(`${dir}/status`, 'utf8');
+      const num = (key) => Number(new RegExp(`^${key}:\\s+(\\d+)`, 'm').exec(status)?.[1] ?? 0);
+      out.set(tid, { name: readFileSync(`${dir}/comm`, 'utf8').trim(), cpuNs, waitNs, switches: num('voluntary_ctxt_switches'), involuntary: num('nonvoluntary_ctxt_switches') });
+    } catch {
+      // the thread ended between the listing and the read
+    }
+  }
+  return out;
+}
+
+/** What each thread (main thread first, then by name) did between two threadStats() of one process. */
+export function threadDelta(before, after, pid) {
+  const rows = [];
+  for (const [tid, a] of after) {
+    const b = before.get(tid) ?? { cpuNs: 0, waitNs: 0, switches: 0, involuntary: 0 };
+    rows.push({ tid, main: tid === String(pid), name: a.name, cpuNs: a.cpuNs - b.cpuNs, waitNs: a.waitNs - b.waitNs, switches: a.switches - b.switches, involuntary: a.involuntary - b.involuntary });
+  }
+  return rows.sort((x, y) => Number(y.main) - Number(x.main) || x.name.localeCompare(y.name));
 }
