@@ -18,6 +18,7 @@ import { adminRoutes } from './routes/admin.js';
 import { metricsRoutes } from './plugins/metrics.js';
 import { registerDrain } from './plugins/drain.js';
 import { lazyChildLoggerFactory } from './plugins/lazy-logger.js';
+import { lazySerializers } from './plugins/lazy-serializers.js';
 import { loggedUrl } from './util/log-url.js';
 import { confirmationRoutes } from './routes/confirmations.js';
 import { callRoutes } from './routes/calls.js';
@@ -56,6 +57,7 @@ export async function buildApp(opts: AppOptions): Promise<FastifyInstance> {
     genReqId: requestId,
     logController: new LogController({ requestIdLogLabel: 'requestId', disableRequestLogging: true }),
     ajv: { customOptions: { removeAdditional: false, allErrors: true } },
+    schemaController: { compilersFactory: { buildSerializer: lazySerializers() } },
     ...serverOptions(config.server),
   });
   // Only JSON bodies reach a route: text/plain is, with forms, what a cross-site page may send

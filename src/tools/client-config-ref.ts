@@ -1,7 +1,7 @@
 import { readFileSync, statSync } from 'node:fs';
 import { dirname, isAbsolute, join } from 'node:path';
 import { Type, type Static } from '@sinclair/typebox';
-import { createAjv, ajvProblems } from '../util/ajv.js';
+import { ajvOnUse, ajvProblems, compileOnUse } from '../util/ajv.js';
 import { expandEnv, type Env } from '../util/env.js';
 import { parseSource, SourceError, toPointer, type FileProblem, type ParsedSource } from '../util/source.js';
 import { McpPoolSettingsSchema, ToolOverrideSchema, type McpServerFile } from './mcp-server-schema.js';
@@ -47,7 +47,7 @@ export const McpClientConfigRefSchema = Type.Object(
 );
 export type McpClientConfigRef = Static<typeof McpClientConfigRefSchema>;
 
-const check = createAjv().compile<McpClientConfigRef>(McpClientConfigRefSchema);
+const validator = compileOnUse<McpClientConfigRef>(ajvOnUse(), McpClientConfigRefSchema);
 
 export interface RefServer {
   readonly spec: McpServerFile;
@@ -70,6 +70,7 @@ export function loadClientConfigRef(file: string, parsed: ParsedSource, env: Env
     return line === undefined ? { file: f, path, message } : { file: f, line, path, message };
   };
   const value = parsed.value;
+  const check = validator();
   if (!check(value)) return empty(ajvProblems(check.errors, file, parsed.lineOf));
   const target = isAbsolute(value.file) ? value.file : join(dirname(file), value.file);
   let source: ParsedSource;

@@ -3,7 +3,7 @@ import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Ajv2020 } from 'ajv/dist/2020.js';
 import type { Config } from '../config/schema.js';
-import { ajvProblems, createAjv } from '../util/ajv.js';
+import { ajvOnUse, ajvProblems, compileOnUse, createAjv } from '../util/ajv.js';
 import { expandEnv, type Env } from '../util/env.js';
 import { sha256Hex } from '../util/hash.js';
 import type { FileProblem } from '../util/source.js';
@@ -37,9 +37,9 @@ export interface LoadContext {
 type FileResult = { tools: CompiledTool[]; problems: FileProblem[]; servers?: McpServerEntry[]; warnings?: FileProblem[]; openapi?: OpenApiSummary };
 
 const fileValidator = createAjv().compile<ToolFile>(ToolFileSchema);
-const openApiAjv = createAjv();
-const openApiFromFile = openApiAjv.compile<OpenApiFile>(OpenApiFromFileSchema);
-const openApiFromUrl = openApiAjv.compile<OpenApiFile>(OpenApiFromUrlSchema);
+const openApiAjv = ajvOnUse();
+const openApiFromFile = compileOnUse<OpenApiFile>(openApiAjv, OpenApiFromFileSchema);
+const openApiFromUrl = compileOnUse<OpenApiFile>(openApiAjv, OpenApiFromUrlSchema);
 const schemaAjv: Ajv2020 = createAjv();
 
 /** Loads, validates and compiles one tools.d file. Problems never throw: they are returned. */
@@ -82,7 +82,7 @@ function compileOutcome(item: TextItem, outcome: ParseOutcome, ctx: LoadContext)
 async function loadOpenApi(file: string, raw: object, lineOf: (p: string) => number | undefined, ctx: LoadContext): Promise<FileResult> {
   const expanded = expandEnv(raw, ctx.env, ctx.secrets);
   // Checked against the branch the file chose (url: or spec:), so problems speak of that one only.
-  const check = 'url' in raw ? openApiFromUrl : openApiFromFile;
+  const check = ('url' in raw ? openApiFromUrl : openApiFromFile)();
   if (!check(expanded)) return { tools: [], problems: ajvProblems(check.errors, file, lineOf) };
   // Every auth value is a secret, even one written literally (check warns about it): masked wherever it could appear.
   for (const v of Object.values(expanded.auth ?? {})) {

@@ -1,4 +1,4 @@
-import { createAjv, ajvProblems } from '../util/ajv.js';
+import { ajvOnUse, ajvProblems, compileOnUse } from '../util/ajv.js';
 import { expandEnv, type Env } from '../util/env.js';
 import { canonicalJson, sha256Hex } from '../util/hash.js';
 import type { FileProblem, ParsedSource } from '../util/source.js';
@@ -29,10 +29,10 @@ export interface McpFileResult {
   names?: NameMapping[];
 }
 
-const ajv = createAjv();
-const checkStdio = ajv.compile<McpServerFile>(McpStdioServerSchema);
-const checkHttp = ajv.compile<McpServerFile>(McpHttpServerSchema);
-const checkAny = ajv.compile<McpServerFile>(McpServerFileSchema);
+const ajv = ajvOnUse();
+const checkStdio = compileOnUse<McpServerFile>(ajv, McpStdioServerSchema);
+const checkHttp = compileOnUse<McpServerFile>(ajv, McpHttpServerSchema);
+const checkAny = compileOnUse<McpServerFile>(ajv, McpServerFileSchema);
 
 /** A parsed file is an MCP server file when it says `kind` or holds `mcpServers` (or VS Code's `servers`). */
 export function isMcpServerFile(value: object): boolean {
@@ -81,7 +81,7 @@ export function loadMcpServerFile(file: string, parsed: ParsedSource, env: Env, 
   }
   // Check against the branch the transport names, so problems speak of that transport only.
   const transport = isObject(value) ? value['transport'] : undefined;
-  const check = transport === 'stdio' ? checkStdio : transport === 'streamable-http' || transport === 'sse' ? checkHttp : checkAny;
+  const check = (transport === 'stdio' ? checkStdio : transport === 'streamable-http' || transport === 'sse' ? checkHttp : checkAny)();
   if (!check(value)) return { servers: [], problems: ajvProblems(check.errors, file, parsed.lineOf) };
   const bad = value.transport === 'stdio' ? [] : credentialProblems(value.credentials, problem);
   if (bad.length > 0) return { servers: [], problems: bad };
