@@ -44,6 +44,7 @@ const WARM = Number(flag('--warm', '4000'));
 const profileDir = flag('--cpu-prof', '');
 // --trace FLAG (e.g. --trace --trace-gc, --trace --trace-deopt): both gateways run with that V8 flag, and the lines they print during the calls phase are shown.
 const traceFlag = flag('--trace', '');
+const TIMED_CALLS = CALLS * ROUNDS; // per gateway, in the calls phase
 const RSS_TARGET = 2 ** 30;
 const LATENCY_TARGET = 1.2;
 requireDist();
@@ -146,7 +147,7 @@ async function profiledPhase(gws, phase) {
   };
   const out = await phase(() => Promise.all(gws.map(signal)));
   const files = await Promise.all(gws.map(signal));
-  const calls = CALLS * ROUNDS;
+  const calls = TIMED_CALLS;
   for (const [i, name] of ['loaded', 'empty'].entries()) {
     const s = summarize(files[i], { rootDir: root, top: 15 });
     const busy = s.totalMs - (s.packages.find((p) => p.pkg === '((idle))')?.selfMs ?? 0);
@@ -159,7 +160,7 @@ async function profiledPhase(gws, phase) {
 
 /** A gateway's threads over the calls phase, per call of its own: the main thread's CPU and run-queue wait, the other threads' CPU, in µs. */
 function perCall(rows) {
-  const calls = CALLS * ROUNDS;
+  const calls = TIMED_CALLS;
   const us = (ns) => ns / 1000 / calls;
   const main = rows.find((r) => r.main);
   const others = rows.filter((r) => !r.main && r.cpuNs > 0);
@@ -206,8 +207,9 @@ try {
   const probeL = (await openMany(lp, 1))[0];
   const probeE = (await openMany(ep, 1))[0];
   for (let i = 0; i < 300; i++) await call(lp, probeL), await call(ep, probeE);
-  // Both gateways get the same forced full GCs, at the same points: a full GC costs the calls after it
-  // (V8 sweeps and recompiles what it flushed), so collecting only the loaded one would be measured as the sessions' cost.
+  // Both gateways get the same forced full GCs, at the same points: the calls after a forced full GC are
+  // up to 2× slower for ~3,000 calls (measured; V8's work on worker threads, cause not isolated), so
+  // collecting only the loaded one would be measured as the sessions' cost.
   const [idle, emptyIdle] = await Promise.all([settled(loaded, waiters), settled(empty, waiters)]);
 
   /**
